@@ -1,7 +1,116 @@
-"""Subcommands of this area (filled in by its owner)."""
+"""`architect experiment run`: evaluate a candidate on a tier of fixed episodes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import click
+
+from harness.cli.output import UserError, emit, fail
+
+TIERS = ("smoke", "search", "holdout")
+
+
+def default_out_dir(name: str, candidate_hash: str, tier: str, oracle: bool) -> Path:
+    root = Path(os.environ.get("ARCHITECT_RESULTS_DIR") or Path("runs") / "_experiments")
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in (name or "candidate"))
+    return root / f"{safe}-{candidate_hash[:12]}" / (f"{tier}-oracle" if oracle else tier)
+
+
+@click.group("experiment")
+def experiment() -> None:
+    """Run experiments on a single candidate (outside any run directory)."""
+
+
+@experiment.command("run")
+@click.argument("candidate", type=click.Path(path_type=Path))
+@click.option("--tier", type=click.Choice(TIERS), required=True,
+              help="Episode tier of the executor's profile: smoke (5 episodes, plus the smoke-gate verdict), "
+                   "search (the performance tier) or holdout (sealed; never show it to a proposer).")
+@click.option("--episodes", type=click.IntRange(min=1), default=None,
+              help="Only the first N episodes of the tier (same episodes every time).")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Worker processes [default: all cores].")
+@click.option("--in-flight", "in_flight", type=click.IntRange(min=1), default=None,
+              help="Episodes running at once in total [default: the number of workers; for graphs that call "
+                   "a model, the pinned inference profile's concurrency].")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
+              help="Folder for metrics.json and episodes/*.jsonl "
+                   "[default: runs/_experiments/<name>-<hash>/<tier>, or under $ARCHITECT_RESULTS_DIR].")
+@click.option("--no-cache", is_flag=True, help="Re-run every episode instead of reusing cached results.")
+@click.option("--oracle", is_flag=True,
+              help="Run the executor's oracle (e.g. the BabyAI bot, which reads the true grid) on the same "
+                   "episodes: the ceiling, not a fair agent.")
+@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object (summary + paths) on stdout.")
+def run(candidate: Path, tier: str, episodes, workers, in_flight, out_dir, no_cache, oracle, as_json) -> None:
+    """Evaluate CANDIDATE on a tier of fixed episodes and write metrics.json.
+
+    CANDIDATE is a graph.json or a candidate folder holding one (plus its
+    prompts, skill and nodeset files). The graph is validated first; episodes
+    then run in parallel worker processes with a progress bar on stderr.
+    Results: OUT/metrics.json (schema schemas/metrics.schema.json) and one
+    JSONL log per episode in OUT/episodes/. A worker that dies or hangs is
+    replaced and its episode retried once; if it fails again the evaluation
+    is marked incomplete. On the smoke tier the smoke-gate verdict (clean
+    exit, >= 1 step per episode, valid metric, complete) and its reasons are
+    printed; the exit status is 0 whenever the evaluation itself finished.
+    """
+    from harness.evaluation import evaluate, smoke_gate
+    from harness.evaluation.candidate import load_candidate
+
+    try:
+        if out_dir is None:
+            cand = load_candidate(candidate)
+            out_dir = default_out_dir(cand.graph.get("name") or cand.directory.name, cand.hash, tier, oracle)
+        metrics = evaluate(candidate, tier, episodes=episodes, workers=workers, in_flight=in_flight,
+                           out_dir=out_dir, use_cache=not no_cache, progress=True, oracle=oracle)
+    except UserError as err:
+        fail(err, as_json)
+
+    gate = smoke_gate(metrics) if tier == "smoke" else None
+    summary = summary_of(metrics, Path(out_dir), gate)
+    emit(summary, as_json, human=None if as_json else human_summary(summary))
+
+
+def summary_of(metrics: dict, out_dir: Path, gate: dict | None) -> dict:
+    keep = ("tier", "executor", "oracle", "candidate", "primary", "secondary", "n", "n_episodes",
+            "complete", "infra_failures", "agent_errors", "terminations", "cached", "workers", "in_flight",
+            "wall_seconds", "model", "warnings")
+    summary = {"ok": True, **{k: metrics[k] for k in keep if k in metrics}}
+    summary["metrics_path"] = str(out_dir / "metrics.json")
+    summary["episodes_dir"] = str(out_dir / "episodes")
+    if gate is not None:
+        summary["smoke_gate"] = gate
+    return summary
+
+
+def human_summary(s: dict) -> str:
+    p = s["primary"]
+    mean = "n/a" if p["mean"] is None else f"{100 * p['mean']:.1f}%" if p["ci_method"] == "wilson" else f"{p['mean']:.4g}"
+    ci = "" if not p["ci95"] else (
+        f" (95% CI {100 * p['ci95'][0]:.1f}–{100 * p['ci95'][1]:.1f}%, {p['ci_method']})" if p["ci_method"] == "wilson"
+        else f" (95% CI {p['ci95'][0]:.4g}–{p['ci95'][1]:.4g}, {p['ci_method']})")
+    lines = [
+        f"{'oracle' if s['oracle'] else 'candidate'} {s['candidate']['hash'][:12]} on {s['tier']}: "
+        f"{p['metric']} {mean}{ci} over {p['n']} episode(s)",
+        "secondary: " + ", ".join(f"{k} {v:.4g}" if isinstance(v, (int, float)) else f"{k} n/a"
+                                  for k, v in s["secondary"].items()),
+        f"complete: {'yes' if s['complete'] else 'NO'} · infra failures {s['infra_failures']} · agent errors "
+        f"{s['agent_errors']} · cached {s['cached']} · workers {s['workers']} · in flight {s['in_flight']} · "
+        f"wall {s['wall_seconds']:.1f} s · model cost ${s['model']['cost_usd']:.4f}",
+        f"metrics: {s['metrics_path']}",
+        f"episode logs: {s['episodes_dir']}",
+    ]
+    for w in s.get("warnings", []):
+        lines.append(f"warning: {w}")
+    gate = s.get("smoke_gate")
+    if gate is not None:
+        lines.append(f"smoke gate: {'PASSED' if gate['passed'] else 'FAILED'}")
+        lines.extend(f"  - {r}" for r in gate["reasons"])
+    return "\n".join(lines)
 
 
 def register(main: click.Group) -> None:
     """Attach this module's commands to the root group."""
+    main.add_command(experiment)

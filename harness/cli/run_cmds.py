@@ -1,7 +1,337 @@
-"""Subcommands of this area (filled in by its owner)."""
+"""Run-directory subcommands: init, stage, check, smoke, evaluate, commit,
+discard, status, log, rerun, and the offline `loop`."""
+
+from __future__ import annotations
+
+import functools
+import io
+from pathlib import Path
 
 import click
+from rich.console import Console
+
+from harness.cli.output import UserError, emit, fail
+
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout.")
+RUNS_DIR_OPTION = click.option(
+    "--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Folder holding run directories (default: $ARCHITECT_RUNS_DIR or ./runs).")
+
+
+def _handled(fn):
+    """Turn UserError into the shared one-line error / JSON error convention."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except UserError as exc:
+            fail(exc, kwargs.get("as_json", False))
+
+    return wrapper
+
+
+def _render(renderable) -> str:
+    buffer = io.StringIO()
+    Console(file=buffer, width=160, force_terminal=False).print(renderable)
+    return buffer.getvalue().rstrip("\n")
+
+
+def _runs_dir(runs_dir: Path | None) -> Path:
+    from harness.rundir.layout import default_runs_dir
+
+    return runs_dir if runs_dir is not None else default_runs_dir()
+
+
+@click.command("init")
+@click.argument("variant")
+@click.argument("executor")
+@click.option("--run-id", default=None, help="Name of the run folder (default: <variant>-<executor>-<UTC time>).")
+@click.option("--max-iterations", type=int, default=None, help="Cap on committed iterations after iteration 0 (default 20).")
+@click.option("--max-skips", type=int, default=None, help="Stop after this many consecutive discarded attempts (default 10).")
+@click.option("--smoke-episodes", type=click.IntRange(min=1), default=None, help="Use only the first N smoke episodes (cheap runs).")
+@click.option("--eval-episodes", type=click.IntRange(min=1), default=None, help="Use only the first N performance-tier episodes (cheap runs).")
+@click.option("--seed", type=int, default=None, help="Seed of the random proposer, stored in the manifest.")
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@_handled
+def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episodes, eval_episodes, seed, runs_dir, as_json):
+    """Create a run directory (its own git repository) for VARIANT on EXECUTOR.
+
+    Iteration 0 is the executor's seed candidate (seeds/<executor>/), smoke- and
+    performance-evaluated and committed. Prints the run path."""
+    from harness.rundir.create import DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_SKIPS, init_run
+    from harness.rundir.loop import Progress
+
+    show = Progress(enabled=True)
+    paths = init_run(variant, executor, runs_dir=_runs_dir(runs_dir), run_id=run_id,
+                     max_iterations=DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations,
+                     max_skips=DEFAULT_MAX_SKIPS if max_skips is None else max_skips,
+                     smoke_episodes=smoke_episodes, eval_episodes=eval_episodes, seed=seed, say=show.say)
+    emit({"ok": True, "run": str(paths.root), "run_id": paths.run_id}, as_json, human=str(paths.root))
+
+
+@click.command("stage")
+@click.argument("run")
+@click.option("--parent", type=int, default=None, help="Committed iteration to start from (default: the best so far).")
+@click.option("--slot", default=None, help="Name of a parallel staging slot (staging/<iter>-<slot>).")
+@click.option("--replace", is_flag=True, help="Replace an existing staging folder of the same name.")
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@_handled
+def stage_cmd(run, parent, slot, replace, runs_dir, as_json):
+    """Copy the parent candidate into staging/<iter>[-<slot>]/ and print its path.
+
+    Edit staging/.../candidate/ and the front matter of proposal.md, then run
+    check, smoke, evaluate and commit (or discard)."""
+    from harness.rundir.run import open_run
+    from harness.rundir.stage import stage
+
+    with open_run(run, runs_dir) as opened:
+        folder = stage(opened, parent=parent, slot=slot, replace=replace)
+        meta = opened.staging_meta(folder)
+    emit({"ok": True, "staging": str(folder), **meta}, as_json, human=str(folder))
+
+
+@click.command("check")
+@click.argument("run")
+@click.argument("staging")
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@_handled
+def check_cmd(run, staging, runs_dir, as_json):
+    """Statically check a staged candidate: edit whitelist, JSON/Python parse,
+    proposal front matter, graph schema and validation, pinned model profile.
+
+    Lists every violation with its path; exits 1 if there is any."""
+    from harness.rundir.check import run_check
+    from harness.rundir.run import open_staging
+
+    with open_staging(run, staging, runs_dir) as (opened, folder):
+        result = run_check(opened, folder)
+    lines = [v["message"] + (f"  (hint: {v['hint']})" if v.get("hint") else "") for v in result["violations"]]
+    emit(dict(result, staging=str(staging)), as_json, human="\n".join(lines) or "ok: no violations")
+    if result["violations"]:
+        raise SystemExit(1)
+
+
+def _tier_command(kind: str, name: str, doc: str):
+    @click.command(name, help=doc)
+    @click.argument("run")
+    @click.argument("staging")
+    @RUNS_DIR_OPTION
+    @JSON_OPTION
+    @_handled
+    def command(run, staging, runs_dir, as_json):
+        from harness.rundir.run import open_staging
+
+        with open_staging(run, staging, runs_dir) as (opened, folder):
+            verdict = opened.evaluate_staging(folder, kind, progress=not as_json)
+        human = ("passed" if verdict["passed"] else "FAILED: " + "; ".join(verdict["reasons"]))
+        if verdict.get("primary", {}).get("mean") is not None:
+            from harness.rundir.display import score_text
+
+            human += f"  {verdict['primary'].get('metric')}: {score_text(verdict['primary'])}"
+        emit(dict(verdict, staging=str(folder), results=str(folder / kind)), as_json, human=human)
+        if not verdict["passed"]:
+            raise SystemExit(1)
+
+    return command
+
+
+smoke_cmd = _tier_command("smoke", "smoke", "Run the smoke tier on a staged candidate (the smoke gate: clean exit, "
+                          "at least one step per episode, a valid metric). Results go to STAGING/smoke/.")
+evaluate_cmd = _tier_command("eval", "evaluate", "Evaluate a staged candidate on the performance tier of the executor "
+                             "profile. Results go to STAGING/eval/.")
+
+
+@click.command("commit")
+@click.argument("run")
+@click.argument("staging")
+@click.option("--description", default=None, help="One line saying what this iteration changes (default: proposal.md's).")
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@_handled
+def commit_cmd(run, staging, description, runs_dir, as_json):
+    """Commit a staged candidate as the next iteration: one git commit holding
+    candidate, proposal, patch, diff and results, plus a ledger row.
+
+    Refused unless check, smoke and evaluate passed for the current content."""
+    from harness.rundir.commit import commit
+    from harness.rundir.run import open_run_staging
+
+    with open_run_staging(run, staging, runs_dir) as (opened, folder):
+        row = commit(opened, folder, description)
+    emit(dict(row, ok=True), as_json, human=f"committed iteration {row['iteration']}: {row['path']}")
+
+
+@click.command("discard")
+@click.argument("run")
+@click.argument("staging")
+@click.option("--reason", required=True, help="Why the attempt is dropped (kept in the ledger).")
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@_handled
+def discard_cmd(run, staging, reason, runs_dir, as_json):
+    """Drop a staged attempt: its folder is removed, a ledger row keeps the
+    reason, and the consecutive-skip counter goes up. No iteration number is used."""
+    from harness.rundir.commit import discard
+    from harness.rundir.run import open_run_staging
+
+    with open_run_staging(run, staging, runs_dir) as (opened, folder):
+        row = discard(opened, folder, reason)
+        skips = opened.state()["consecutive_skips"]
+    emit(dict(row, ok=True, consecutive_skips=skips), as_json, human=f"discarded ({skips} consecutive skip(s))")
+
+
+@click.command("status")
+@click.argument("run")
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@_handled
+def status_cmd(run, runs_dir, as_json):
+    """Show where a run stands: state, best iteration, caps, staged attempts,
+    and whether git history, ledger and state agree."""
+    from harness.rundir.status import run_status
+
+    report = run_status(run, runs_dir)
+    emit(report, as_json, human=report["summary"])
+
+
+@click.command("log")
+@click.argument("run")
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@_handled
+def log_cmd(run, runs_dir, as_json):
+    """Show the ledger: one row per attempt (committed or discarded), with the
+    share of the most-used axis (a high share hints at a local basin)."""
+    from harness.rundir import ledger
+    from harness.rundir.display import ledger_table
+    from harness.rundir.layout import resolve_run
+
+    paths = resolve_run(run, runs_dir)
+    rows = ledger.read_rows(paths.ledger)
+    share = ledger.axis_share(rows)
+    human = _render(ledger_table(rows, title=f"ledger of {paths.run_id}"))
+    if share:
+        human += f"\nmost-used axis: {share['axis']} ({share['iterations']} iteration(s), {share['share']:.0%} of tagged)"
+    emit({"run": str(paths.root), "rows": rows, "axis_share": share}, as_json, human=human)
+
+
+@click.command("rerun")
+@click.argument("run")
+@click.option("--iter", "iteration", type=int, required=True, help="Committed iteration to re-evaluate.")
+@click.option("--times", type=int, default=3, show_default=True, help="Number of fresh evaluations.")
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@_handled
+def rerun_cmd(run, iteration, times, runs_dir, as_json):
+    """Re-evaluate a committed iteration under the same performance
+    configuration (no cache) and record the draws (mean ± sd) in
+    iterations/<N>/reruns.json, committed."""
+    from harness.rundir.rerun import rerun
+    from harness.rundir.run import open_run
+
+    with open_run(run, runs_dir) as opened:
+        record = rerun(opened, iteration, times, progress=not as_json)
+    emit(dict(record, ok=True), as_json,
+         human=f"iteration {iteration}: {len(record['draws'])} draw(s), mean {record['mean']:.4f} ± {record['sd']:.4f}")
+
+
+@click.command("loop")
+@click.argument("variant")
+@click.argument("executor")
+@click.option("--iterations", type=click.IntRange(min=0), default=None,
+              help="Run until this many iterations after 0 are committed (default: the run's --max-iterations cap).")
+@click.option("--run-id", default=None, help="Run folder name (default: a new <variant>-<executor>-<UTC time>).")
+@click.option("--resume", is_flag=True,
+              help="Continue a run after a crash, a STOP file or a cap (default: the latest run of VARIANT on EXECUTOR).")
+@click.option("--seed", type=int, default=None, help="Seed of the random proposer (default 0; stored in the manifest).")
+@click.option("--max-iterations", type=int, default=None, help="Cap stored in a new run's manifest (default: --iterations or 10).")
+@click.option("--max-skips", type=int, default=None, help="Consecutive discarded attempts that stop a new run (default 10).")
+@click.option("--smoke-episodes", type=click.IntRange(min=1), default=None, help="New run: use only the first N smoke episodes.")
+@click.option("--eval-episodes", type=click.IntRange(min=1), default=None, help="New run: use only the first N performance episodes.")
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@_handled
+def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations, max_skips, smoke_episodes,
+             eval_episodes, runs_dir, as_json):
+    """Drive the search: stage -> propose -> check -> smoke -> evaluate ->
+    commit/discard, with live progress on stderr, ending with a summary table.
+
+    Only the `random` variant runs here (fully offline). The model-driven
+    variants (adas, aflow, kdloop) are driven by the Claude Code skill
+    /architect:loop, which calls the same stage/check/commit commands."""
+    from harness.rundir.create import DEFAULT_MAX_SKIPS, init_run
+    from harness.rundir.display import ledger_table
+    from harness.rundir.layout import resolve_run
+    from harness.rundir.loop import Progress, run_loop
+    from harness.variants import OFFLINE_VARIANTS
+
+    if variant not in OFFLINE_VARIANTS:
+        raise UserError(
+            f"variant {variant!r} is model-driven: run it from Claude Code with `/architect:loop {variant} {executor}` "
+            f"(the skill calls architect stage/check/smoke/evaluate/commit); `architect loop` runs only "
+            f"{', '.join(OFFLINE_VARIANTS)} offline")
+    show = Progress(enabled=True)
+    base = _runs_dir(runs_dir)
+    if resume:
+        if not run_id:
+            run_id = _latest_run(base, variant, executor)
+            if run_id is None:
+                raise UserError(f"--resume: no {variant} run on {executor} under {base}; name one with --run-id")
+            show.say(f"resuming the latest {variant} run on {executor}: {run_id}")
+        paths = resolve_run(run_id, base) if (base / run_id / "manifest.json").exists() else None
+        if paths is None:
+            show.say(f"no run {run_id} under {base} yet: starting it")
+    else:
+        paths = None
+        if run_id and (base / run_id).exists():
+            raise UserError(f"{base / run_id} already exists: pass --resume to continue it, or another --run-id")
+    if paths is None:
+        cap = max_iterations if max_iterations is not None else (iterations if iterations is not None else 10)
+        paths = init_run(variant, executor, runs_dir=base, run_id=run_id, max_iterations=cap,
+                         max_skips=DEFAULT_MAX_SKIPS if max_skips is None else max_skips,
+                         smoke_episodes=smoke_episodes, eval_episodes=eval_episodes,
+                         seed=0 if seed is None else seed, say=show.say)
+        show.say(f"run {paths.run_id}: iteration 0 committed")
+    else:
+        from harness.rundir.records import read_record
+
+        manifest = read_record("manifest", paths.manifest)
+        if (manifest["variant"], manifest["executor"]) != (variant, executor):
+            raise UserError(f"run {paths.run_id} is {manifest['variant']} on {manifest['executor']}, "
+                            f"not {variant} on {executor}")
+    result = run_loop(paths, target=iterations, seed=seed, show=show)
+    table = _render(ledger_table(result["rows"], title=f"run {result['run_id']} — stopped: {result['stop_reason']}"))
+    summary = {"ok": True, "run": result["run"], "run_id": result["run_id"], "stop_reason": result["stop_reason"],
+               "state": result["state"], "rows": result["rows"]}
+    if as_json:
+        click.echo(table, err=True)
+    emit(summary, as_json, human=f"{table}\nrun: {result['run']}")
+
+
+def _latest_run(base: Path, variant: str, executor: str) -> str | None:
+    """The most recently created run of this variant on this executor."""
+    import json
+
+    found = []
+    for manifest in base.glob("*/manifest.json"):
+        try:
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if data.get("variant") == variant and data.get("executor") == executor:
+            found.append((str(data.get("created", "")), manifest.parent.name))
+    return max(found)[1] if found else None
+
+
+COMMANDS = (init_cmd, stage_cmd, check_cmd, smoke_cmd, evaluate_cmd, commit_cmd, discard_cmd, status_cmd,
+            log_cmd, rerun_cmd, loop_cmd)
 
 
 def register(main: click.Group) -> None:
     """Attach this module's commands to the root group."""
+    for command in COMMANDS:
+        main.add_command(command)

@@ -1,0 +1,170 @@
+"""Evaluation throughput and canvas-runtime overhead on the BabyAI seed.
+
+    python bench/bench_evaluate.py [--episodes 100] [--overhead-episodes 30]
+
+1. The search tier (first N episodes, default all 100) of seeds/babyai with 1
+   and with 2 worker processes (cache off, per-episode logs on, as in a real
+   evaluation): wall times and the speed-up (target >= 1.7x on 2 cores).
+2. The same agent run three ways in this process on the same episodes: the
+   node objects called in a plain Python loop (no runtime), the canvas
+   runtime without logging, and the canvas runtime with per-firing logging
+   written as JSONL: wall times and ratios (target: logged runtime <= 1.3x the
+   plain loop).
+Figures are printed side by side; nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SEED = ROOT / "seeds" / "babyai"
+
+
+def bench_workers(n_episodes: int | None) -> dict:
+    from harness.evaluation import evaluate
+
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["ARCHITECT_CACHE_DIR"] = str(Path(tmp) / "cache")
+        for workers in (1, 2):
+            t0 = time.perf_counter()
+            m = evaluate(SEED, "search", episodes=n_episodes, workers=workers, out_dir=Path(tmp) / f"w{workers}",
+                         use_cache=False, progress=False)
+            out[workers] = {"wall": time.perf_counter() - t0, "sr": m["primary"]["mean"], "n": m["n"],
+                            "episode_sum": sum(r["wall_seconds"] for r in m["episodes"]),
+                            "load": os.getloadavg()[0],
+                            "episodes": [(r["episode_id"], r["success"], r["steps"]) for r in m["episodes"]]}
+    return out
+
+
+def plain_episode(runner, graph: dict, episode: dict) -> dict:
+    """The runner's own node objects stepped by a bare loop: no logging, no
+    budget or output checks, no bookkeeping beyond wiring values."""
+    from harness.canvas.graph import split_endpoint
+
+    nodes, ctxs, sim_id = runner.nodes, runner.contexts, runner.sim_id
+    shared = runner._shared  # noqa: SLF001 - the episode-wide context state the nodes read
+    shared.reset_counters()
+    shared.episode = episode
+    shared.tick = 0
+    wires: dict[str, list] = {nid: [] for nid in nodes}
+    for edge in graph["edges"]:
+        src, sport = split_endpoint(edge["from"])
+        dst, dport = split_endpoint(edge["to"])
+        wires[dst].append((dport, src, sport, bool(edge.get("delay"))))
+    required = {nid: {p for p, spec in runner.node_types[nid].inputs.items() if spec.required} for nid in nodes}
+    for nid in runner.node_ids:
+        nodes[nid].reset(ctxs[nid])
+    sim = nodes[sim_id]
+    sim_out = sim.reset_episode(episode, ctxs[sim_id])
+    max_steps = episode.get("max_steps") or graph["budgets"]["max_steps"]
+    prev: dict = {}
+    steps = ticks = 0
+    while not sim.done() and steps < max_steps:
+        shared.tick = ticks
+        cur = {sim_id: sim_out}
+        for nid in runner.order:
+            inputs = {}
+            for port, src, sport, delayed in wires[nid]:
+                values = (prev if delayed else cur).get(src)
+                if values is not None and sport in values:
+                    inputs[port] = values[sport]
+            if required[nid] <= inputs.keys():
+                cur[nid] = nodes[nid].step(inputs, ctxs[nid])
+        actions = {}
+        for port, src, sport, delayed in wires[sim_id]:
+            values = (prev if delayed else cur).get(src)
+            if values is not None and sport in values:
+                actions[port] = values[sport]
+        if not actions:
+            break
+        (port, chunk), = actions.items()
+        for action in (chunk if isinstance(chunk, (list, tuple)) else [chunk]):
+            sim_out = sim.step({port: action}, ctxs[sim_id])
+            steps += 1
+            if sim.done() or steps >= max_steps:
+                break
+        ticks += 1
+        prev = cur
+    return {"steps": steps, **sim.result()}
+
+
+def bench_overhead(n_episodes: int, rounds: int = 3) -> dict:
+    from executors import load_executor
+    from harness.canvas.episode_log import EpisodeLog
+    from harness.canvas.graph import load_graph
+    from harness.canvas.runtime import GraphRunner
+
+    ex = load_executor("babyai")
+    episodes = ex.episodes("search")[:n_episodes]
+    graph = load_graph(SEED)
+    runner = GraphRunner(graph, candidate_dir=SEED)
+    for ep in episodes[:2]:  # warm up imports and caches
+        runner.run_episode(ep)
+    modes = ("plain", "runtime", "runtime+log")
+    timings = {mode: float("inf") for mode in modes}
+    outcomes = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        # Interleaved rounds, best of each: the machine may be shared, and the
+        # minimum is the least disturbed measurement.
+        for _ in range(rounds):
+            for mode in modes:
+                t0 = time.perf_counter()
+                res = []
+                for ep in episodes:
+                    if mode == "plain":
+                        r = plain_episode(runner, graph, ep)
+                    elif mode == "runtime":
+                        r = runner.run_episode(ep)
+                    else:
+                        log = EpisodeLog()
+                        r = runner.run_episode(ep, log)
+                        log.write_jsonl(Path(tmp) / f"{ep['episode_id'].replace(':', '_')}.jsonl")
+                    res.append((bool(r["success"]), r["steps"]))
+                timings[mode] = min(timings[mode], time.perf_counter() - t0)
+                outcomes[mode] = res
+    runner.close()
+    return {"timings": timings, "same_outcomes": outcomes["plain"] == outcomes["runtime"] == outcomes["runtime+log"],
+            "steps": sum(s for _, s in outcomes["runtime"]), "n": len(episodes)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--episodes", type=int, default=None, help="search-tier episodes (default: all)")
+    ap.add_argument("--overhead-episodes", type=int, default=30)
+    args = ap.parse_args()
+
+    print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, "
+          f"load average before: {os.getloadavg()[0]:.2f}")
+    w = bench_workers(args.episodes)
+    speedup = w[1]["wall"] / w[2]["wall"]
+    print(f"\n== search tier, seeds/babyai, {w[1]['n']} episodes (cache off, logs on) ==")
+    print(f"{'workers':>8} {'wall s':>8} {'success':>8} {'sum of episode s':>17} {'load avg after':>15}")
+    for k in (1, 2):
+        print(f"{k:>8} {w[k]['wall']:>8.2f} {w[k]['sr']:>8.2%} {w[k]['episode_sum']:>17.2f} {w[k]['load']:>15.2f}")
+    print(f"speed-up 2 vs 1 workers: {speedup:.2f}x   (target >= 1.70x)")
+    print(f"identical per-episode results with 1 and 2 workers: {w[1]['episodes'] == w[2]['episodes']}")
+    print("(a sum of episode seconds that grows with 2 workers means the cores were not free: "
+          "other load on the machine, see the load average)")
+
+    o = bench_overhead(args.overhead_episodes)
+    t = o["timings"]
+    print(f"\n== runtime overhead, {o['n']} search episodes, {o['steps']} simulator steps, one process, "
+          "best of 3 interleaved rounds ==")
+    print(f"{'mode':>14} {'wall s':>8} {'vs plain':>9} {'steps/s':>9}")
+    for mode in ("plain", "runtime", "runtime+log"):
+        print(f"{mode:>14} {t[mode]:>8.3f} {t[mode] / t['plain']:>8.2f}x {o['steps'] / t[mode]:>9.0f}")
+    print(f"canvas runtime with logging vs plain loop: {t['runtime+log'] / t['plain']:.2f}x   (target <= 1.30x)")
+    print(f"same outcomes in all three modes: {o['same_outcomes']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""Throughput of LLM-agent episodes under model latency (figures printed side by side, no assertions).
+
+    python bench/bench_model_latency.py [--episodes 100] [--in-flight 32] [--delay 0.2] [--tier search]
+
+Runs seeds/babyai-llm on a tier through `harness.evaluation.evaluate(...,
+in_flight=N)` with every planner call going over the real `openai` client to a
+loopback server that answers after `--delay` seconds (a scripted planner, not
+an LLM). Prints the wall time next to the critical path (the longest single
+episode) and the fully sequential time (the sum of all episodes), and the
+ratio wall / critical path against the target of 1.5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from harness import PROJECT_ROOT
+from harness.evaluation import evaluate
+from harness.models.scripted_planner import planner_server
+
+SEED = PROJECT_ROOT / "seeds" / "babyai-llm"
+TARGET = 1.5
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--episodes", type=int, default=100)
+    parser.add_argument("--in-flight", type=int, default=32)
+    parser.add_argument("--delay", type=float, default=0.2, help="seconds the server waits before each answer")
+    parser.add_argument("--tier", default="search")
+    parser.add_argument("--workers", type=int, default=None)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp, planner_server(delay_s=args.delay) as server:
+        tmp = Path(tmp)
+        candidate = tmp / "candidate"
+        shutil.copytree(SEED, candidate)
+        graph = json.loads((candidate / "graph.json").read_text())
+        profile = yaml.safe_load((PROJECT_ROOT / graph["model_profile"]["path"]).read_text())
+        profile.update(base_url=server.openai_url, concurrency=max(args.in_flight, 1), max_retries=0)
+        (tmp / "bench.yaml").write_text(yaml.safe_dump(profile))
+        graph["model_profile"]["path"] = str(tmp / "bench.yaml")
+        (candidate / "graph.json").write_text(json.dumps(graph))
+
+        started = time.perf_counter()
+        metrics = evaluate(candidate, args.tier, episodes=args.episodes, workers=args.workers,
+                           in_flight=args.in_flight, use_cache=False, progress=False)
+        wall = time.perf_counter() - started
+        served = len(server.requests)
+        peak = server.max_concurrent
+
+    episodes = metrics["episodes"]
+    times = [ep.get("wall_seconds") or 0.0 for ep in episodes]
+    calls = [ep.get("model_calls") or 0 for ep in episodes]
+    critical = max(times)
+    sequential = sum(times)
+    model_only = max(calls) * args.delay
+    errors = [ep for ep in episodes if ep.get("error")]
+    rows = [
+        ("episodes", f"{len(episodes)}  (tier {args.tier}, {len(errors)} with an error)"),
+        ("in flight", f"{metrics['in_flight']}  ({metrics['workers']} workers x {metrics['threads_per_worker']} threads)"),
+        ("model calls", f"{sum(calls)} total, {max(calls)} in the longest episode, server saw {served}, "
+                        f"peak {peak} concurrent"),
+        ("server delay", f"{args.delay:.3f} s per call"),
+        ("wall time", f"{wall:8.2f} s"),
+        ("critical path", f"{critical:8.2f} s  (longest episode; its model calls alone: {model_only:.2f} s)"),
+        ("fully sequential", f"{sequential:8.2f} s  (sum of episode times)"),
+        ("wall / critical", f"{wall / critical:8.2f}   target <= {TARGET}"),
+        ("speed-up vs sequential", f"{sequential / wall:8.1f} x"),
+        ("success rate", f"{metrics.get('primary', {}).get('mean', metrics.get('success_rate'))}"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+
+
+if __name__ == "__main__":
+    main()

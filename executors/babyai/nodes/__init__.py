@@ -1,0 +1,1 @@
+"""Node types of the BabyAI executor, one module per concern."""

@@ -1,0 +1,125 @@
+"""`babyai.Simulator`: a BabyAI level as a graph node."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from executors.babyai import envs
+from executors.babyai import world as W
+from harness.canvas.registry import SimulatorNode, node_type
+
+MINIGRID_DIR_TO_HEADING = {0: 1, 1: 2, 2: 3, 3: 0}  # east, south, west, north
+
+
+@node_type(
+    "babyai.Simulator",
+    inputs={"actions": {"type": "ActionChunk", "doc": "action names or indices, executed in order"}},
+    outputs={
+        "observation": {"type": "Observation", "doc": "{'image': uint8[7,7,3] egocentric view, 'direction': compass 0-3}"},
+        "mission": {"type": "Text", "doc": "the level's instruction"},
+        "feedback": {"type": "Feedback", "doc": "{'actions': executed names, 'blocked': forward bumps, 'tick'}"},
+        "true_pose": {"type": "Pose", "privileged": True, "doc": "true grid position and minigrid direction"},
+        "full_grid": {"type": "Grid", "privileged": True, "doc": "uint8[W,H,3] encoding of the whole level"},
+        "verifier": {"type": "Verifier", "privileged": True, "doc": "pending instruction leaves"},
+    },
+    config_schema={
+        "type": "object",
+        "properties": {
+            "max_steps": {"type": ["integer", "null"], "minimum": 1, "default": None,
+                          "description": "step cap below the episode's own budget"},
+            "privileged_outputs": {"type": "boolean", "default": False,
+                                   "description": "emit true_pose/full_grid/verifier (scoring, debugging)"},
+        },
+        "additionalProperties": False,
+    },
+    doc="A BabyAI level + seed per episode; explicit STOP; one env per level kept alive across episodes.",
+)
+class Simulator(SimulatorNode):
+    def setup(self) -> None:
+        self._envs: dict[str, object] = {}
+        self.env = None
+
+    def reset(self, ctx) -> None:
+        pass
+
+    def reset_episode(self, episode: dict, ctx) -> dict:
+        level = episode["level"]
+        if level not in self._envs:
+            self._envs[level] = envs.make_env(level)
+        self.env = self._envs[level]
+        self.episode = episode
+        self.obs = envs.reset_env(self.env, episode["seed"])
+        u = self.env.unwrapped
+        self.steps = 0
+        self.reward = 0.0
+        self.terminated = self.truncated = False
+        self.status = "running"
+        caps = [u.max_steps, episode.get("max_steps"), self.config.get("max_steps")]
+        self.step_budget = min(int(c) for c in caps if c is not None)
+        self.shortest = envs.shortest_path_length(self.env)
+        self.mission = self.obs["mission"]
+        self._executed, self._blocked, self._feedback_tick = [], [], None
+        return self._outputs()
+
+    def step(self, inputs: dict, ctx) -> dict:
+        """Execute one action, or a whole chunk. The runtime feeds a chunk one action
+        per call; `feedback` gathers every action executed during the current tick
+        (`ctx.tick`), so the agent sees all of them with the tick's last observation."""
+        actions = inputs.get("actions")
+        tick = getattr(ctx, "tick", None)
+        if tick is None or tick != self._feedback_tick:
+            self._executed, self._blocked, self._feedback_tick = [], [], tick
+        if actions is None:
+            return self._outputs()
+        if isinstance(actions, (str, int, np.integer)):
+            actions = [actions]
+        u = self.env.unwrapped
+        for action in list(actions):
+            if self.done():
+                break
+            index = W.action_index(action)
+            before = tuple(u.agent_pos)
+            # the enum member, not the int: minigrid's AndInstr tests `action is actions.done`
+            self.obs, reward, self.terminated, self.truncated, _ = self.env.step(u.actions(index))
+            self.steps += 1
+            self.reward = float(reward)
+            self._executed.append(W.ACTIONS[index])
+            self._blocked.append(index == W.ACTION_INDEX["forward"] and tuple(u.agent_pos) == before)
+        if self.terminated:
+            self.status = "success" if self.reward > 0 else "failure"
+        elif self.truncated:
+            self.status = "env_max_steps"
+        elif self.steps >= self.step_budget:
+            self.status = "max_steps"
+        return self._outputs()
+
+    def done(self) -> bool:
+        return self.terminated or self.truncated or self.steps >= self.step_budget
+
+    def result(self) -> dict:
+        success = self.status == "success"
+        efficiency = 0.0
+        if success and self.shortest:
+            efficiency = min(1.0, self.shortest / max(self.steps, 1))
+        return {"success": success, "reward": self.reward if success else 0.0, "steps": self.steps,
+                "path_efficiency": efficiency, "shortest_path": self.shortest,
+                "termination": self.status, "level": self.episode["level"], "seed": self.episode["seed"],
+                "mission": self.mission}
+
+    def close(self) -> None:
+        for env in self._envs.values():
+            env.close()
+        self._envs.clear()
+
+    def _outputs(self) -> dict:
+        out = {
+            "observation": {"image": self.obs["image"], "direction": int(self.obs["direction"])},
+            "mission": self.mission,
+            "feedback": {"actions": list(self._executed), "blocked": list(self._blocked), "steps": self.steps},
+        }
+        if self.config.get("privileged_outputs"):
+            u = self.env.unwrapped
+            out["true_pose"] = {"x": int(u.agent_pos[0]), "y": int(u.agent_pos[1]), "dir": int(u.agent_dir)}
+            out["full_grid"] = u.grid.encode()
+            out["verifier"] = {"pending": [leaf.surface(u) for leaf in envs.pending_leaves(u.instrs)]}
+        return out

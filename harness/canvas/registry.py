@@ -1,0 +1,389 @@
+"""Node types and the registries that resolve them.
+
+Executors register their node types on import (`@node_type` in
+`executors/<name>/...`); a candidate may add its own in `nodeset/*.py`, which
+load into an overlay registry under `candidate.<Name>` and never leak into the
+default registry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import sys
+import threading
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from jsonschema import Draft202012Validator
+
+from harness.canvas import types as T
+from harness.schemas import compile_fast
+from harness.canvas.context import BudgetExceeded, Context, GrantError  # noqa: F401  (re-exported)
+
+CANDIDATE_NAMESPACE = "candidate"
+# Type-name prefixes provided by a harness module rather than an executor
+# package: the module is imported (and registers its types) on first lookup.
+NAMESPACE_MODULES: dict[str, str] = {"llm": "harness.models"}
+COMPOSITE_TYPE = "composite"
+
+
+@dataclass(frozen=True)
+class PortSpec:
+    name: str
+    type: str
+    required: bool = True
+    privileged: bool = False
+    doc: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type}
+        if not self.required:
+            out["required"] = False
+        if self.privileged:
+            out["privileged"] = True
+        if self.doc:
+            out["doc"] = self.doc
+        return out
+
+
+@dataclass
+class NodeType:
+    name: str
+    cls: type
+    inputs: dict[str, PortSpec]
+    outputs: dict[str, PortSpec]
+    config_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
+    role: str | None = None
+    doc: str = ""
+    uses_model: bool = False
+    is_simulator: bool = False
+    state_read: tuple[str, ...] = ()
+    state_write: tuple[str, ...] = ()
+    source: str = ""
+    _config_validator: Any = field(default=None, repr=False, compare=False)
+    _config_fast: Any = field(default=None, repr=False, compare=False)
+
+    def config_is_valid(self, config: dict) -> bool:
+        if self._config_fast is None:
+            self._config_fast = compile_fast(self.config_schema)
+        return self._config_fast(config)
+
+    @property
+    def config_validator(self) -> Draft202012Validator:
+        if self._config_validator is None:
+            self._config_validator = Draft202012Validator(self.config_schema)
+        return self._config_validator
+
+    def state_cells(self, config: dict | None) -> tuple[list[str], list[str]]:
+        """Cells the type declares it reads / writes; `$key` means `config[key]`."""
+        config = config if isinstance(config, dict) else {}
+
+        def resolve(entries):
+            out = []
+            for entry in entries:
+                if entry.startswith("$"):
+                    value = config.get(entry[1:])
+                    if isinstance(value, str):
+                        out.append(value)
+                    elif isinstance(value, list):
+                        out.extend(v for v in value if isinstance(v, str))
+                else:
+                    out.append(entry)
+            return out
+
+        return resolve(self.state_read), resolve(self.state_write)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "role": self.role,
+            "doc": self.doc,
+            "simulator": self.is_simulator,
+            "uses_model": self.uses_model,
+            "inputs": {k: v.to_dict() for k, v in self.inputs.items()},
+            "outputs": {k: v.to_dict() for k, v in self.outputs.items()},
+            "config_schema": self.config_schema,
+        }
+        if self.state_read or self.state_write:
+            out["state"] = {"read": list(self.state_read), "write": list(self.state_write)}
+        return out
+
+
+class Node:
+    """Base class of every node type. Subclasses override `step` (and maybe
+    `setup`, `reset`, `close`)."""
+
+    node_type: ClassVar[NodeType]
+    is_simulator: ClassVar[bool] = False
+
+    def __init__(self, node_id: str, config: dict | None = None):
+        self.node_id = node_id
+        self.config = _with_defaults(config or {}, getattr(self, "node_type", None))
+
+    def setup(self) -> None:
+        """Once, after construction (self.config and self.node_id are set)."""
+
+    def reset(self, ctx: Context) -> None:
+        """At the start of every episode."""
+
+    def step(self, inputs: dict, ctx: Context) -> dict:
+        """One firing: inputs by port name -> outputs by port name (omit a key to not emit it)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """When the runner is closed."""
+
+
+class SimulatorNode(Node):
+    """The environment as a node: its outputs are observations, its inputs actions."""
+
+    is_simulator = True
+
+    def reset_episode(self, episode: dict, ctx: Context) -> dict:
+        """Start the episode; return the outputs of tick 0."""
+        raise NotImplementedError
+
+    def step(self, inputs: dict, ctx: Context) -> dict:
+        """Consume one action (per action port); return the next outputs."""
+        raise NotImplementedError
+
+    def done(self) -> bool:
+        raise NotImplementedError
+
+    def result(self) -> dict:
+        """`{"success": bool, "reward": float, "steps": int, ...metrics}`."""
+        raise NotImplementedError
+
+
+def _with_defaults(config: dict, node_type: NodeType | None) -> dict:
+    if node_type is None:
+        return dict(config)
+    props = node_type.config_schema.get("properties", {})
+    out = {k: v["default"] for k, v in props.items() if isinstance(v, dict) and "default" in v}
+    out.update(config)
+    return out
+
+
+class Registry:
+    """Name -> NodeType. An overlay (candidate types) falls back to its parent."""
+
+    def __init__(self, parent: Registry | None = None, namespace: str | None = None):
+        self.parent = parent
+        self.namespace = namespace
+        self._types: dict[str, NodeType] = {}
+        self.executor_errors: dict[str, str] = {}
+        self.load_errors: list[tuple[str, str]] = []  # (file, message) from nodeset loading
+        self._imported_executors: set[str] = set()
+
+    def register(self, nt: NodeType) -> None:
+        existing = self._types.get(nt.name)
+        if existing is not None and existing.source != nt.source:
+            raise ValueError(f"node type {nt.name!r} is already registered (by {existing.source})")
+        self._types[nt.name] = nt
+
+    def get(self, name: str) -> NodeType | None:
+        nt = self._types.get(name)
+        if nt is not None:
+            return nt
+        if self.parent is not None:
+            return self.parent.get(name)
+        prefix = name.split(".", 1)[0] if "." in name else None
+        if prefix in NAMESPACE_MODULES:
+            if prefix not in self._imported_executors:
+                self._import_provider(prefix, NAMESPACE_MODULES[prefix])
+                return self._types.get(name)
+        elif prefix and prefix not in ("core", CANDIDATE_NAMESPACE) and prefix not in self._imported_executors:
+            self.ensure_executor(prefix)
+            return self._types.get(name)
+        return None
+
+    def _import_provider(self, prefix: str, module: str) -> None:
+        with _default_lock:
+            if prefix in self._imported_executors:
+                return
+            try:
+                importlib.import_module(module)
+            except Exception as exc:
+                self.executor_errors[prefix] = f"importing {module} for {prefix}.* failed: {type(exc).__name__}: {exc}"
+            self._imported_executors.add(prefix)
+
+    def ensure_executor(self, executor: str) -> str | None:
+        """Import `executors.<executor>` (registers its types); the error text if that failed.
+
+        A registry that itself holds `<executor>.*` types (a test registry) counts as providing it."""
+        prefix = executor + "."
+        if any(name.startswith(prefix) for name in self._types):
+            return None
+        if self.parent is not None:
+            return self.parent.ensure_executor(executor)
+        if executor in self._imported_executors:
+            return self.executor_errors.get(executor)
+        with _default_lock:  # runner threads may ask at once; import (and register) exactly once
+            if executor in self._imported_executors:
+                return self.executor_errors.get(executor)
+            try:
+                importlib.import_module(f"executors.{executor}")
+            except Exception as exc:  # any import failure is reported, not raised
+                if isinstance(exc, ModuleNotFoundError) and exc.name in ("executors", f"executors.{executor}"):
+                    message = f"executor {executor!r} not found (no package executors/{executor})"
+                else:
+                    message = f"importing executor {executor!r} failed: {type(exc).__name__}: {exc}"
+                self.executor_errors[executor] = message
+            self._imported_executors.add(executor)
+            return self.executor_errors.get(executor)
+
+    def names(self) -> list[str]:
+        own = set(self._types)
+        if self.parent is not None:
+            own |= set(self.parent.names())
+        return sorted(own)
+
+    def all(self) -> list[NodeType]:
+        return [self.get(n) for n in self.names()]
+
+    def __contains__(self, name: str) -> bool:
+        return self.get(name) is not None
+
+
+_default: Registry | None = None
+_default_lock = threading.RLock()
+_target = threading.local()
+
+
+def default_registry() -> Registry:
+    """Core types plus every executor imported so far."""
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                _default = Registry()
+                from harness.canvas import core_nodes  # noqa: F401  (registers core.*)
+
+                # core_nodes registers on its first import only; re-register if the
+                # registry was recreated (tests) after that import.
+                core_nodes.register_into(_default)
+    return _default
+
+
+def _registration_target() -> Registry:
+    target = getattr(_target, "registry", None)
+    return target if target is not None else default_registry()
+
+
+def _port(name: str, spec: Any, is_input: bool) -> PortSpec:
+    if isinstance(spec, str):
+        spec = {"type": spec}
+    if not isinstance(spec, dict) or "type" not in spec:
+        raise ValueError(f"port {name!r}: expected a type string or a dict with 'type'")
+    T.parse(spec["type"])  # raises TypeSyntaxError early, at registration
+    return PortSpec(
+        name=name,
+        type=spec["type"],
+        required=bool(spec.get("required", True)) if is_input else True,
+        privileged=bool(spec.get("privileged", False)) and not is_input,
+        doc=spec.get("doc", ""),
+    )
+
+
+def node_type(name: str, *, inputs: dict | None = None, outputs: dict | None = None,
+              config_schema: dict | None = None, role: str | None = None, doc: str = "",
+              uses_model: bool = False, state: dict | None = None, registry: Registry | None = None):
+    """Class decorator registering a Node subclass as node type `name`.
+
+    `inputs`/`outputs`: port -> type string, or `{"type", "required", "privileged", "doc"}`.
+    `state`: `{"read": [...], "write": [...]}` cells the type touches (`"$key"` = the cell
+    named by `config[key]`), checked statically against the graph's grants.
+    `registry`: register there instead of the default (tests, overlays).
+    """
+
+    def decorate(cls):
+        if not (isinstance(cls, type) and issubclass(cls, Node)):
+            raise TypeError(f"@node_type({name!r}) must decorate a Node subclass")
+        target = registry or _registration_target()
+        full = name
+        if target.namespace and not name.startswith(target.namespace + "."):
+            full = f"{target.namespace}.{name}"
+        schema = config_schema if config_schema is not None else {"type": "object"}
+        Draft202012Validator.check_schema(schema)
+        nt = NodeType(
+            name=full,
+            cls=cls,
+            inputs={k: _port(k, v, True) for k, v in (inputs or {}).items()},
+            outputs={k: _port(k, v, False) for k, v in (outputs or {}).items()},
+            config_schema=schema,
+            role=role or ("simulator" if cls.is_simulator else None),
+            doc=doc or (cls.__doc__ or "").strip().split("\n")[0],
+            uses_model=uses_model,
+            is_simulator=bool(cls.is_simulator),
+            state_read=tuple((state or {}).get("read", ())),
+            state_write=tuple((state or {}).get("write", ())),
+            source=f"{cls.__module__}.{cls.__qualname__}",
+        )
+        target.register(nt)
+        cls.node_type = nt
+        return cls
+
+    return decorate
+
+
+# -- candidate nodeset overlays ------------------------------------------------
+
+_overlay_cache: dict[tuple, Registry] = {}
+_load_lock = threading.RLock()
+
+
+def _nodeset_files(candidate_dir: Path) -> list[Path]:
+    folder = candidate_dir / "nodeset"
+    return sorted(folder.glob("*.py")) if folder.is_dir() else []
+
+
+def for_graph(graph: dict | None, candidate_dir: str | Path | None = None, base: Registry | None = None) -> Registry:
+    """The registry a graph resolves against: default (or `base`) + its executor
+    + the candidate's `nodeset/*.py` types (as `candidate.<Name>`), if any."""
+    base = base or default_registry()
+    executor = graph.get("executor") if isinstance(graph, dict) else None
+    if isinstance(executor, str) and executor:
+        base.ensure_executor(executor)
+    if candidate_dir is None:
+        return base
+    files = _nodeset_files(Path(candidate_dir))
+    if not files:
+        return base
+    # keyed by content, not mtime: a proposer may rewrite a file twice within one clock tick
+    key = (str(Path(candidate_dir).resolve()), id(base)) + tuple(
+        (f.name, hashlib.sha1(f.read_bytes()).hexdigest()) for f in files)
+    with _load_lock:
+        cached = _overlay_cache.get(key)
+        if cached is not None:
+            return cached
+        overlay = Registry(parent=base, namespace=CANDIDATE_NAMESPACE)
+        digest = hashlib.sha1(key[0].encode()).hexdigest()[:10]
+        previous = getattr(_target, "registry", None)
+        _target.registry = overlay
+        try:
+            for path in files:
+                _load_nodeset_file(path, f"_architect_candidate_{digest}_{path.stem}", overlay)
+        finally:
+            _target.registry = previous
+        _overlay_cache[key] = overlay
+        return overlay
+
+
+def _load_nodeset_file(path: Path, module_name: str, overlay: Registry) -> None:
+    try:
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(module_name, None)
+        frames = traceback.extract_tb(exc.__traceback__)
+        line = next((f.lineno for f in reversed(frames) if f.filename == str(path)), None)
+        where = f"nodeset/{path.name}" + (f":{line}" if line else "")
+        if isinstance(exc, SyntaxError) and exc.lineno:
+            where = f"nodeset/{path.name}:{exc.lineno}"
+        overlay.load_errors.append((where, f"{type(exc).__name__}: {exc}"))

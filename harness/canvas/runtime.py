@@ -1,0 +1,373 @@
+"""Run one episode of a graph as a closed perception-action loop.
+
+Per tick: the simulator's current outputs are available; agent nodes fire in
+dependency order (a node fires only if all its required inputs arrived this
+tick, or last tick through a `delay` edge); then the values on the
+simulator's input ports are executed as actions (a list on an `ActionChunk`
+port is executed action by action), giving the next tick's observations.
+
+Everything per-graph (firing order, input wiring, grants, reducers) is
+computed once in the constructor so the per-firing cost stays small.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from harness.canvas import types as T
+from harness.canvas.context import REDUCER_FUNCS, BudgetExceeded, Context, EpisodeState, default_initial
+from harness.canvas.episode_log import EpisodeLog
+from harness.canvas.graph import flatten, split_endpoint
+from harness.canvas.registry import Node, Registry, for_graph
+from harness.cli.output import UserError
+
+TERMINATIONS = ("success", "sim_done", "max_steps", "max_ticks", "wall_time", "model_calls",
+                "tokens", "node_error", "no_action")
+_IMMUTABLE = (type(None), bool, int, float, str, bytes, tuple, frozenset)
+
+
+class GraphError(UserError):
+    """The graph cannot be run (it failed static validation); `details` lists the problems."""
+
+
+class NodeOutputError(RuntimeError):
+    """A node returned something other than a dict of its declared output ports."""
+
+
+class GraphRunner:
+    """Runs episodes of one graph; node objects (and the simulator) live across episodes.
+
+    `validate=True` refuses graphs with static-validation errors (GraphError).
+    """
+
+    def __init__(self, graph: dict, candidate_dir: str | Path | None = None, registry: Registry | None = None,
+                 model_client: Any = None, *, validate: bool = True):
+        self.graph = graph
+        self.candidate_dir = Path(candidate_dir) if candidate_dir is not None else None
+        self.registry = registry or for_graph(graph, self.candidate_dir)
+        if validate:
+            from harness.canvas.validate import validate_graph
+
+            errors = [p for p in validate_graph(graph, registry=self.registry, candidate_dir=self.candidate_dir)
+                      if p.severity == "error"]
+            if errors:
+                first = errors[0]
+                raise GraphError(f"graph is invalid ({len(errors)} problem(s)); first: [{first.code}] {first.message}",
+                                 details=[p.to_dict() for p in errors])
+        flat = flatten(graph)
+        self.budgets = dict(flat.get("budgets") or {})
+        self.max_steps = self.budgets.get("max_steps")
+        self.wall_seconds = self.budgets.get("wall_seconds")
+        self.max_ticks = (flat.get("termination") or {}).get("max_ticks")
+        self._shared = EpisodeState(self.budgets, model_client, self.candidate_dir)
+        self._build_state(flat.get("state") or {})
+        self._construct_error: str | None = None
+        self._build_nodes(flat)
+        self._setup_error: str | None = self._construct_error
+        for nid in ([] if self._setup_error else self.node_ids):
+            try:
+                self.nodes[nid].setup()
+            except Exception:
+                self._setup_error = f"node {nid!r} ({self.node_types[nid].name}) failed in setup:\n{traceback.format_exc()}"
+                break
+
+    # -- construction ----------------------------------------------------------
+    def _build_state(self, cells: dict) -> None:
+        self._cell_init: dict[str, list] = {"step": [], "episode": [], "run": []}
+        for name, spec in cells.items():
+            reducer = spec.get("reducer", "replace")
+            self._shared.reducers[name] = REDUCER_FUNCS[reducer]
+            initial = spec["initial"] if spec.get("initial") is not None else default_initial(reducer)
+            self._cell_init[spec.get("lifetime", "episode")].append(
+                (name, initial, not isinstance(initial, _IMMUTABLE)))
+        self._init_cells("run")
+
+    def _init_cells(self, lifetime: str) -> None:
+        state = self._shared.state
+        for name, initial, mutable in self._cell_init[lifetime]:
+            state[name] = copy.deepcopy(initial) if mutable else initial
+
+    def _build_nodes(self, flat: dict) -> None:
+        grants = flat.get("grants") or {}
+        self.node_ids = list(flat["nodes"])
+        self.nodes: dict[str, Any] = {}
+        self.node_types = {}
+        self.contexts: dict[str, Context] = {}
+        for nid, spec in flat["nodes"].items():
+            nt = self.registry.get(spec["type"])
+            if nt is None:
+                raise GraphError(f"node {nid!r}: unknown node type {spec['type']!r}")
+            self.node_types[nid] = nt
+            try:
+                self.nodes[nid] = nt.cls(nid, spec.get("config") or {})
+            except Exception:
+                self._construct_error = self._construct_error or \
+                    f"node {nid!r} ({nt.name}) failed in its constructor:\n{traceback.format_exc()}"
+                self.nodes[nid] = _Unbuilt(nid, {})
+            grant = grants.get(nid) or {}
+            self.contexts[nid] = Context(nid, self._shared, grant.get("read", ()), grant.get("write", ()))
+        sims = [nid for nid in self.node_ids if self.node_types[nid].is_simulator]
+        if len(sims) != 1:
+            raise GraphError(f"a graph needs exactly one simulator node, found {len(sims)}")
+        self.sim_id = sim_id = sims[0]
+        agents = [nid for nid in self.node_ids if nid != sim_id]
+        index = {nid: i for i, nid in enumerate(self.node_ids)}
+        self._index = index
+
+        incoming: dict[str, dict[str, list]] = {nid: {} for nid in self.node_ids}
+        deps: dict[str, set] = {nid: set() for nid in agents}
+        for edge in flat.get("edges", []):
+            src, sport = split_endpoint(edge["from"])
+            dst, dport = split_endpoint(edge["to"])
+            delayed = bool(edge.get("delay"))
+            incoming[dst].setdefault(dport, []).append((index[src], sport, delayed))
+            if dst != sim_id and src != sim_id and not delayed:
+                deps[dst].add(src)
+        order = _topological(agents, deps)
+        self.order = order
+
+        def wiring(nid):
+            nt = self.node_types[nid]
+            ports = []
+            for port, spec in nt.inputs.items():
+                srcs = tuple(incoming[nid].get(port, ()))
+                if srcs:
+                    ports.append((port, srcs, spec.required))
+            n_required = sum(1 for p in nt.inputs.values() if p.required)
+            return tuple(ports), n_required
+
+        self._plan = []
+        for nid in order:
+            ports, n_required = wiring(nid)
+            nt = self.node_types[nid]
+            self._plan.append((index[nid], nid, self.nodes[nid], self.contexts[nid], ports, n_required,
+                               frozenset(nt.outputs), nt.name))
+        self._sim_ports, self._sim_required = wiring(sim_id)
+        self._sim_outputs = frozenset(self.node_types[sim_id].outputs)
+        chunk = [p for p, spec in self.node_types[sim_id].inputs.items()
+                 if T.parse(spec.type) == T.parse("ActionChunk")]
+        self._chunk_port = chunk[0] if chunk else None
+
+    # -- running ---------------------------------------------------------------
+    def run_episode(self, episode: dict, log: EpisodeLog | None = None) -> dict:
+        """Run one episode; never raises for node errors (see `termination`/`error`)."""
+        start = time.perf_counter()
+        shared = self._shared
+        shared.reset_counters()
+        shared.episode = episode
+        shared.tick = 0
+        logging = log is not None and log.enabled
+        shared.log_enabled = logging
+        if log is not None:
+            log.episode = episode
+        self._init_cells("episode")
+        self._init_cells("step")
+        sim = self.nodes[self.sim_id]
+        sim_ctx = self.contexts[self.sim_id]
+        sim_type = self.node_types[self.sim_id].name
+        n = len(self.node_ids)
+        sim_index = self._index[self.sim_id]
+        plan = self._plan
+        max_steps, max_ticks, wall = self.max_steps, self.max_ticks, self.wall_seconds
+        steps = ticks = 0
+        termination: str | None = None
+        error: str | None = None
+        current = self.sim_id
+        sim_result: dict = {}
+        has_step_cells = bool(self._cell_init["step"])
+        try:
+            if self._setup_error:
+                raise _SetupFailed(self._setup_error)
+            for nid in self.node_ids:
+                current = nid
+                ctx = self.contexts[nid]
+                ctx._rng = None
+                self.nodes[nid].reset(ctx)
+            current = self.sim_id
+            t0 = time.perf_counter()
+            sim_out = sim.reset_episode(episode, sim_ctx)
+            if logging:
+                self._log_firing(log, sim_ctx, self.sim_id, sim_type, 0, None, sim_out, t0)
+            _check_outputs(sim_out, self._sim_outputs, self.sim_id)
+            prev = [None] * n
+            while True:
+                if sim.done():
+                    break
+                if max_steps is not None and steps >= max_steps:
+                    termination = "max_steps"
+                    break
+                if max_ticks is not None and ticks >= max_ticks:
+                    termination = "max_ticks"
+                    break
+                if wall is not None and time.perf_counter() - start > wall:
+                    termination = "wall_time"
+                    break
+                shared.tick = ticks
+                if has_step_cells:
+                    self._init_cells("step")
+                cur = [None] * n
+                cur[sim_index] = sim_out
+                for idx, nid, node, ctx, ports, missing, declared, tname in plan:
+                    inputs = {}
+                    for port, srcs, required in ports:
+                        for si, sp, delayed in srcs:
+                            d = prev[si] if delayed else cur[si]
+                            if d is not None and sp in d:
+                                inputs[port] = d[sp]
+                                if required:
+                                    missing -= 1
+                                break
+                    if missing:
+                        continue
+                    current = nid
+                    if logging:
+                        t0 = time.perf_counter()
+                        ctx.self_log = ctx.model_usage = None
+                        try:
+                            outs = node.step(inputs, ctx)
+                        except BaseException as exc:
+                            self._log_firing(log, ctx, nid, tname, ticks, inputs, None, t0,
+                                             error=f"{type(exc).__name__}: {exc}")
+                            raise
+                        self._log_firing(log, ctx, nid, tname, ticks, inputs, outs, t0)
+                    else:
+                        outs = node.step(inputs, ctx)
+                    try:
+                        if not outs.keys() <= declared:
+                            raise NodeOutputError(f"node {nid!r} ({tname}) emitted undeclared output(s) "
+                                                  f"{sorted(set(outs) - declared)}; declared: {sorted(declared)}")
+                    except AttributeError:
+                        raise NodeOutputError(f"node {nid!r} ({tname}) returned {type(outs).__name__}, "
+                                              "expected a dict of output ports") from None
+                    cur[idx] = outs
+                    if shared.stop is not None:
+                        raise shared.stop
+                # the simulator consumes the actions
+                actions = {}
+                missing = self._sim_required
+                for port, srcs, required in self._sim_ports:
+                    for si, sp, delayed in srcs:
+                        d = prev[si] if delayed else cur[si]
+                        if d is not None and sp in d:
+                            actions[port] = d[sp]
+                            if required:
+                                missing -= 1
+                            break
+                chunk = actions.get(self._chunk_port) if self._chunk_port else None
+                if missing or (isinstance(chunk, (list, tuple)) and not chunk):
+                    termination = "no_action"
+                    break
+                current = self.sim_id
+                sequence = [dict(actions, **{self._chunk_port: a}) for a in chunk] \
+                    if isinstance(chunk, (list, tuple)) else [actions]
+                for sub in sequence:
+                    if max_steps is not None and steps >= max_steps:
+                        break
+                    t0 = time.perf_counter() if logging else 0.0
+                    sim_out = sim.step(sub, sim_ctx)
+                    steps += 1
+                    if logging:
+                        self._log_firing(log, sim_ctx, self.sim_id, sim_type, ticks, sub, sim_out, t0)
+                    _check_outputs(sim_out, self._sim_outputs, self.sim_id)
+                    if sim.done():
+                        break
+                ticks += 1
+                prev = cur
+            current = self.sim_id
+            sim_result = dict(sim.result() or {})
+            if termination is None:
+                termination = "success" if sim_result.get("success") else "sim_done"
+        except BudgetExceeded as exc:
+            termination = exc.reason
+            error = str(exc)
+            sim_result = self._safe_result(sim)
+        except _SetupFailed as exc:
+            termination, error = "node_error", str(exc)
+        except Exception:
+            termination = "node_error"
+            nt = self.node_types.get(current)
+            error = f"node {current!r} ({nt.name if nt else '?'}) raised at tick {ticks}:\n{traceback.format_exc()}"
+            sim_result = self._safe_result(sim)
+        success = bool(sim_result.get("success")) and termination not in ("node_error",)
+        result = {
+            "success": success,
+            "reward": float(sim_result.get("reward", 0.0) or 0.0),
+            "steps": steps,
+            "ticks": ticks,
+            "termination": termination,
+            "error": error,
+            "metrics": {k: v for k, v in sim_result.items() if k not in ("success", "reward")},
+            "model_calls": shared.model_calls,
+            "input_tokens": shared.input_tokens,
+            "output_tokens": shared.output_tokens,
+            "cost_usd": shared.cost_usd,
+            "wall_seconds": time.perf_counter() - start,
+        }
+        if log is not None:
+            log.result = result
+        return result
+
+    @staticmethod
+    def _safe_result(sim) -> dict:
+        try:
+            return dict(sim.result() or {})
+        except Exception:
+            return {}
+
+    @staticmethod
+    def _log_firing(log, ctx, nid, tname, tick, inputs, outs, t0, error=None):
+        log.firing(nid, tname, tick, inputs, outs if isinstance(outs, dict) else None,
+                   time.perf_counter() - t0, error=error, usage=ctx.model_usage, self_fields=ctx.self_log)
+        ctx.self_log = ctx.model_usage = None
+
+    def close(self) -> None:
+        """Close every node (errors while closing are ignored)."""
+        for node in self.nodes.values():
+            try:
+                node.close()
+            except Exception:
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class _SetupFailed(Exception):
+    pass
+
+
+class _Unbuilt(Node):
+    """Stands in for a node whose constructor raised (every episode then fails)."""
+
+    def step(self, inputs, ctx):
+        raise _SetupFailed("node was not constructed")
+
+
+def _check_outputs(outs, declared, nid) -> None:
+    if not isinstance(outs, dict):
+        raise NodeOutputError(f"simulator {nid!r} returned {type(outs).__name__}, expected a dict of output ports")
+    if not outs.keys() <= declared:
+        raise NodeOutputError(f"simulator {nid!r} emitted undeclared output(s) {sorted(set(outs) - declared)}")
+
+
+def _topological(nodes: list[str], deps: dict[str, set]) -> list[str]:
+    """Dependency order, ties broken by declaration order (stable)."""
+    remaining = {n: set(d) & set(nodes) for n, d in deps.items()}
+    order: list[str] = []
+    done: set[str] = set()
+    while len(order) < len(nodes):
+        ready = [n for n in nodes if n not in done and remaining[n] <= done]
+        if not ready:
+            cyclic = sorted(n for n in nodes if n not in done)
+            raise GraphError(f"cycle among nodes {cyclic} (add \"delay\": 1 to an edge to break it)")
+        for n in ready:
+            order.append(n)
+            done.add(n)
+    return order

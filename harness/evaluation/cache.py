@@ -1,0 +1,113 @@
+"""Result cache keyed by (candidate hash, tier, episode id).
+
+Entries live under `$ARCHITECT_CACHE_DIR` (default `~/.cache/architect/results`):
+`<hash[:2]>/<hash>/<tier>/<episode_id>.json`, plus the episode's JSONL log
+gzipped next to it when one was written. Each candidate folder is guarded by a
+file lock; files are written atomically. Only episodes that ran to a clean end
+(no agent error, no infrastructure failure, not cut by the wall clock, which
+depends on the machine) are stored, so a cached result is always reproducible.
+Each entry also records a fingerprint of the code that produced it (the
+executor package and the canvas runtime): after that code changes, old entries
+are misses rather than stale answers.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+from filelock import FileLock
+
+from harness.evaluation.atomic import write_bytes_atomic, write_json_atomic
+from harness.evaluation.records import jsonable
+
+CACHE_FORMAT = 1
+_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("ARCHITECT_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".cache" / "architect" / "results"
+
+
+def cacheable(record: dict) -> bool:
+    return (
+        not record.get("infra_error")
+        and not record.get("error")
+        and record.get("termination") not in ("node_error", "wall_time")
+    )
+
+
+def code_fingerprint(executor_dir: Path) -> str:
+    """sha256 over the executor package's and the canvas's source files."""
+    from harness import PROJECT_ROOT
+
+    h = hashlib.sha256()
+    roots = [Path(executor_dir), PROJECT_ROOT / "harness" / "canvas"]
+    for root in roots:
+        for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".yaml", ".yml", ".json")
+                           and "__pycache__" not in p.parts):
+            h.update(path.relative_to(root).as_posix().encode() + b"\0")
+            h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+class ResultCache:
+    def __init__(self, candidate_hash: str, tier: str, root: Path | None = None, code: str = ""):
+        self.code = code
+        self.root = Path(root) if root else default_cache_dir()
+        self.dir = self.root / candidate_hash[:2] / candidate_hash / _SAFE.sub("_", tier)
+        self._lock_dir = self.root / candidate_hash[:2]
+        self._lock = FileLock(str(self._lock_dir / f"{candidate_hash}.lock"), timeout=60)
+
+    def _paths(self, episode_id: str) -> tuple[Path, Path]:
+        name = _SAFE.sub("_", str(episode_id))
+        return self.dir / f"{name}.json", self.dir / f"{name}.jsonl.gz"
+
+    def get(self, episode: dict, log_path: Path | None) -> dict | None:
+        """The cached record for this episode, restoring its log to `log_path`
+        if one is wanted; None on a miss (or when the wanted log is missing)."""
+        rec_path, log_gz = self._paths(episode["episode_id"])
+        if not rec_path.is_file():
+            return None
+        self._lock_dir.mkdir(parents=True, exist_ok=True)
+        with self._lock:
+            try:
+                entry = json.loads(rec_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return None
+            if (entry.get("format") != CACHE_FORMAT or entry.get("episode") != _spec(episode)
+                    or entry.get("code") != self.code):
+                return None
+            if log_path is not None:
+                if not log_gz.is_file():
+                    return None
+                with gzip.open(log_gz, "rb") as src:
+                    write_bytes_atomic(log_path, src.read())
+        return entry["record"]
+
+    def put(self, episode: dict, record: dict, log_path: Path | None) -> bool:
+        if not cacheable(record):
+            return False
+        rec_path, log_gz = self._paths(episode["episode_id"])
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with self._lock:
+            if log_path is not None and Path(log_path).is_file():
+                with open(log_path, "rb") as src:
+                    write_bytes_atomic(log_gz, gzip.compress(src.read(), compresslevel=5))
+            entry = {"format": CACHE_FORMAT, "episode": _spec(episode), "code": self.code,
+                     "record": jsonable(record)}
+            write_json_atomic(rec_path, entry, indent=None)
+        return True
+
+
+def _spec(episode: dict) -> dict:
+    """The identity of an episode as stored (JSON round-tripped, for comparison)."""
+    return json.loads(json.dumps(episode, sort_keys=True, default=str))

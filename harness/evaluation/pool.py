@@ -1,0 +1,296 @@
+"""The supervisor: worker processes fed from one dynamic queue, with kill/replace.
+
+`run_pool` keeps up to `workers` processes (multiprocessing, spawn context),
+each with `threads` runner threads, and hands the next pending task to whichever
+worker has a free thread, so no worker waits for the slowest one. It knows at
+every moment which task runs in which worker, so when a worker dies (its
+sentinel fires) or a task overruns `task_timeout`, the worker is killed and
+replaced and the affected task is retried; after `max_attempts` it is recorded
+as an infrastructure failure. Tasks that only shared a killed worker with a
+hanging one are requeued without being charged an attempt.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import multiprocessing as mp
+import os
+import time
+from dataclasses import dataclass, field
+from multiprocessing.connection import wait
+from typing import Callable
+
+from harness.evaluation.worker import worker_main
+
+
+# Native thread pools (OpenBLAS spins its idle threads) oversubscribe the cores
+# when every worker process starts one; workers are the unit of parallelism.
+_THREAD_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@contextlib.contextmanager
+def _single_threaded_native_libs():
+    """Children inherit the environment at start: set the thread caps the user
+    has not set, for the duration of the start only."""
+    added = [name for name in _THREAD_ENV if name not in os.environ]
+    for name in added:
+        os.environ[name] = "1"
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+
+
+@dataclass
+class PoolConfig:
+    workers: int
+    threads: int
+    in_flight: int
+    task_timeout: float
+    startup_timeout: float = 180.0
+    max_attempts: int = 2
+    max_startup_failures: int = 3
+
+
+@dataclass
+class _Worker:
+    wid: int
+    proc: mp.process.BaseProcess
+    task_conn: object
+    result_conn: object
+    started_at: float
+    ready: bool = False
+    running: dict = field(default_factory=dict)  # task index -> dispatch time (monotonic)
+
+
+@dataclass
+class Outcome:
+    index: int
+    record: dict | None  # the runner's record, or None for an infrastructure failure
+    infra_error: str | None
+    attempts: int
+    worker: int | None
+
+
+def run_pool(
+    tasks: list[dict],
+    factory_ref: str,
+    factory_args: dict,
+    config: PoolConfig,
+    on_outcome: Callable[[Outcome], None] | None = None,
+) -> dict[int, Outcome]:
+    """Run every task (dicts with "index", "episode", "log_path"); return outcomes by index."""
+    return _Supervisor(tasks, factory_ref, factory_args, config, on_outcome).run()
+
+
+class _Supervisor:
+    def __init__(self, tasks, factory_ref, factory_args, config: PoolConfig, on_outcome):
+        self.tasks = {t["index"]: t for t in tasks}
+        self.pending = collections.deque(t["index"] for t in tasks)
+        self.factory_ref = factory_ref
+        self.factory_args = factory_args
+        self.cfg = config
+        self.on_outcome = on_outcome
+        self.ctx = mp.get_context("spawn")
+        self.workers: dict[int, _Worker] = {}
+        self.outcomes: dict[int, Outcome] = {}
+        self.attempts = collections.Counter()
+        self.next_wid = 0
+        self.startup_failures = 0
+
+    # -- lifecycle -------------------------------------------------------
+    def run(self) -> dict[int, Outcome]:
+        try:
+            while len(self.outcomes) < len(self.tasks):
+                self._top_up_workers()
+                self._dispatch()
+                self._wait_and_handle(0.5)
+                self._check_deadlines()
+        except BaseException:  # interrupted: do not wait for episodes in flight
+            for w in self.workers.values():
+                self._kill(w)
+            raise
+        finally:
+            self._shutdown()
+        return self.outcomes
+
+    def _spawn(self) -> None:
+        task_r, task_w = self.ctx.Pipe(duplex=False)
+        result_r, result_w = self.ctx.Pipe(duplex=False)
+        wid = self.next_wid
+        self.next_wid += 1
+        proc = self.ctx.Process(
+            target=worker_main,
+            args=(wid, self.factory_ref, self.factory_args, self.cfg.threads, task_r, result_w),
+            name=f"architect-eval-worker-{wid}",
+            daemon=False,  # nodes may start processes of their own (sandboxes); we kill workers ourselves
+        )
+        with _single_threaded_native_libs():
+            proc.start()
+        # Drop our copies of the child's ends so EOF shows when the child dies.
+        task_r.close()
+        result_w.close()
+        self.workers[wid] = _Worker(wid, proc, task_w, result_r, time.monotonic())
+
+    def _top_up_workers(self) -> None:
+        unfinished = len(self.tasks) - len(self.outcomes)
+        in_workers = sum(len(w.running) for w in self.workers.values())
+        need = len(self.pending) + in_workers
+        want = min(self.cfg.workers, max(need, 0), unfinished)
+        while len(self.workers) < want:
+            self._spawn()
+
+    def _dispatch(self) -> None:
+        total = sum(len(w.running) for w in self.workers.values())
+        for w in sorted(self.workers.values(), key=lambda w: len(w.running)):
+            while (self.pending and w.ready and len(w.running) < self.cfg.threads
+                   and total < self.cfg.in_flight):
+                index = self.pending.popleft()
+                task = self.tasks[index]
+                try:
+                    w.task_conn.send({"index": index, "episode": task["episode"], "log_path": task.get("log_path")})
+                except (BrokenPipeError, OSError):
+                    self.pending.appendleft(index)
+                    break
+                w.running[index] = time.monotonic()
+                total += 1
+
+    # -- events ----------------------------------------------------------
+    def _wait_and_handle(self, timeout: float) -> None:
+        conns = {w.result_conn: w for w in self.workers.values()}
+        sentinels = {w.proc.sentinel: w for w in self.workers.values()}
+        if not conns:
+            return
+        ready = wait(list(conns) + list(sentinels), timeout=timeout)
+        for obj in ready:
+            if obj in conns:
+                w = conns[obj]
+                if w.wid in self.workers:
+                    self._drain(w)
+        for obj in ready:
+            if obj in sentinels:
+                w = sentinels[obj]
+                if w.wid in self.workers:
+                    self._drain(w)
+                    w.proc.join(timeout=5)
+                    self._lost(w, reason=f"worker process died (exit code {w.proc.exitcode})", charge_all=True)
+
+    def _drain(self, w: _Worker) -> None:
+        while True:
+            try:
+                if not w.result_conn.poll():
+                    return
+                msg = w.result_conn.recv()
+            except (EOFError, OSError):
+                return
+            except Exception:  # noqa: BLE001 - a message cut short by a dying worker
+                return
+            self._handle(w, msg)
+
+    def _handle(self, w: _Worker, msg: tuple) -> None:
+        kind = msg[0]
+        if kind == "ready":
+            w.ready = True
+            self.startup_failures = 0
+        elif kind == "start":
+            _, _, index, _ = msg
+            if index in w.running:
+                w.running[index] = time.monotonic()
+        elif kind == "done":
+            _, _, index, record = msg
+            if w.running.pop(index, None) is not None and index not in self.outcomes:
+                self._finish(Outcome(index, record, None, self.attempts[index] + 1, w.wid))
+        elif kind == "failed":
+            _, _, index, tb = msg
+            if w.running.pop(index, None) is not None:
+                self._charge(index, "harness error in worker:\n" + tb)
+
+    def _check_deadlines(self) -> None:
+        now = time.monotonic()
+        for w in list(self.workers.values()):
+            if not w.ready:
+                if now - w.started_at > self.cfg.startup_timeout:
+                    self._kill(w)
+                    self._lost(w, reason=f"worker did not start within {self.cfg.startup_timeout:.0f} s", charge_all=True)
+                continue
+            overdue = [i for i, t0 in w.running.items() if now - t0 > self.cfg.task_timeout]
+            if overdue:
+                self._kill(w)
+                self._drain(w)
+                for index in overdue:
+                    if w.running.pop(index, None) is not None:
+                        self._charge(index, f"episode hung: no result {self.cfg.task_timeout:.1f} s after it started; worker killed")
+                self._lost(w, reason="collateral of a hung episode", charge_all=False)
+
+    # -- bookkeeping -----------------------------------------------------
+    def _lost(self, w: _Worker, *, reason: str, charge_all: bool) -> None:
+        """Worker `w` is gone: forget it and retry (or give up on) what it ran."""
+        self._kill(w)
+        self.workers.pop(w.wid, None)
+        for conn in (w.task_conn, w.result_conn):
+            try:
+                conn.close()
+            except OSError:
+                pass
+        if not w.ready:
+            self.startup_failures += 1
+            if self.startup_failures >= self.cfg.max_startup_failures:
+                self._give_up(f"{self.startup_failures} worker processes in a row failed to start ({reason})")
+        for index in list(w.running):
+            w.running.pop(index)
+            if charge_all:
+                self._charge(index, reason)
+            elif index not in self.outcomes:
+                self.pending.appendleft(index)
+
+    def _charge(self, index: int, reason: str) -> None:
+        if index in self.outcomes:
+            return
+        self.attempts[index] += 1
+        if self.attempts[index] >= self.cfg.max_attempts:
+            self._finish(Outcome(index, None, reason, self.attempts[index], None))
+        else:
+            self.pending.appendleft(index)
+
+    def _give_up(self, reason: str) -> None:
+        while self.pending:
+            index = self.pending.popleft()
+            self._finish(Outcome(index, None, reason, self.attempts[index], None))
+        for w in list(self.workers.values()):
+            for index in list(w.running):
+                self._finish(Outcome(index, None, reason, self.attempts[index], None))
+            w.running.clear()
+
+    def _finish(self, outcome: Outcome) -> None:
+        if outcome.index in self.outcomes:
+            return
+        self.outcomes[outcome.index] = outcome
+        if self.on_outcome is not None:
+            self.on_outcome(outcome)
+
+    @staticmethod
+    def _kill(w: _Worker) -> None:
+        if w.proc.is_alive():
+            w.proc.kill()
+        w.proc.join(timeout=10)
+
+    def _shutdown(self) -> None:
+        for w in self.workers.values():
+            try:
+                w.task_conn.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+        deadline = time.monotonic() + 10
+        for w in self.workers.values():
+            w.proc.join(timeout=max(0.1, deadline - time.monotonic()))
+            if w.proc.is_alive():
+                w.proc.kill()
+                w.proc.join(timeout=5)
+            for conn in (w.task_conn, w.result_conn):
+                try:
+                    conn.close()
+                except OSError:
+                    pass
+        self.workers.clear()

@@ -1,0 +1,73 @@
+"""What a worker thread runs: the candidate's graph, or the executor's oracle.
+
+Each factory here is called once per runner thread inside a worker process and
+returns an object with `run(episode, log_path) -> record` and `close()`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+
+class GraphEpisodeRunner:
+    """One `GraphRunner` kept alive across episodes (so is its simulator)."""
+
+    def __init__(self, graph: dict, candidate_dir: str | None):
+        from harness.canvas.registry import for_graph
+        from harness.canvas.runtime import GraphRunner
+
+        cdir = Path(candidate_dir) if candidate_dir else None
+        registry = for_graph(graph, cdir)  # imports the executor, loads the candidate's nodeset
+        self.runner = GraphRunner(graph, candidate_dir=cdir, registry=registry,
+                                  model_client=make_model_client(graph, cdir))
+
+    def run(self, episode: dict, log_path: str | None) -> dict:
+        log = None
+        if log_path:
+            from harness.canvas.episode_log import EpisodeLog
+
+            log = EpisodeLog()
+        result = self.runner.run_episode(episode, log)
+        if log is not None:
+            log.write_jsonl(log_path)  # atomic (temp file + replace)
+        return result
+
+    def close(self) -> None:
+        self.runner.close()
+
+
+class OracleEpisodeRunner:
+    """The executor's ceiling agent (e.g. the BabyAI bot) on the same episodes."""
+
+    def __init__(self, executor: str):
+        from executors import load_executor
+
+        self.ex = load_executor(executor)
+
+    def run(self, episode: dict, log_path: str | None) -> dict:
+        return self.ex.oracle(episode)
+
+    def close(self) -> None:
+        pass
+
+
+_clients: dict = {}
+_clients_lock = threading.Lock()
+
+
+def make_model_client(graph: dict, candidate_dir: Path | None):
+    """The pinned model client, or None for graphs that call no model. One client
+    per worker process, shared by its runner threads (it is thread-safe and
+    holds the profile's concurrency cap). Live, record or replay mode comes from
+    the profile and `ARCHITECT_MODEL_MODE` / `ARCHITECT_CASSETTE` (see harness.models)."""
+    if not graph.get("model_profile"):
+        return None
+    from harness.models import client_for_graph
+
+    key = (json.dumps(graph["model_profile"], sort_keys=True), str(candidate_dir))
+    with _clients_lock:
+        if key not in _clients:
+            _clients[key] = client_for_graph(graph, candidate_dir)
+        return _clients[key]

@@ -1,0 +1,45 @@
+"""Check-time gate for the model-related files of a candidate.
+
+`candidate_violations(candidate_dir)` checks every context harness the graph
+uses (each `llm.ContextHarness` node's `file`, and a top-level
+`build_context.py` if present) with `check_context_harness`, returning
+violations in the shape `architect check` lists: `{code, path, message, hint}`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.canvas.graph import flatten
+from harness.models.context_harness import check_context_harness
+
+HINT = ("a context harness may not import, use _names, eval/exec/open/getattr, class/global/while; it must "
+        "define build_context(history) returning a str, within 2 s and 512 MB")
+
+
+def harness_files(graph: dict) -> list[str]:
+    try:
+        nodes = flatten(graph).get("nodes", {})
+    except Exception:  # an unflattenable graph is reported by graph validation
+        nodes = graph.get("nodes", {}) if isinstance(graph, dict) else {}
+    files = {(spec.get("config") or {}).get("file", "build_context.py")
+             for spec in nodes.values() if isinstance(spec, dict) and spec.get("type") == "llm.ContextHarness"}
+    return sorted(files)
+
+
+def candidate_violations(candidate_dir: str | Path, graph: dict | None = None) -> list[dict]:
+    candidate = Path(candidate_dir)
+    if graph is None:
+        try:
+            graph = json.loads((candidate / "graph.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            graph = {}
+    files = set(harness_files(graph))
+    if (candidate / "build_context.py").is_file():
+        files.add("build_context.py")
+    out = []
+    for rel in sorted(files):
+        for problem in check_context_harness(candidate / rel):
+            out.append({"code": "context_harness", "path": rel, "message": f"{rel}: {problem}", "hint": HINT})
+    return out

@@ -1,0 +1,110 @@
+"""`architect check`: everything that can be said about a staged candidate
+without running it. Every violation is listed with the file (and JSON pointer)
+it concerns."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+from harness.rundir import proposal, whitelist
+from harness.rundir.files import write_json_atomic
+from harness.rundir.tiers import content_hash
+from harness.rundir.run import Run
+
+
+def parse_violations(files: dict[str, bytes]) -> list[dict]:
+    out = []
+    for path, content in files.items():
+        if path.endswith(".json"):
+            try:
+                json.loads(content.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                where = f"{path}:{exc.lineno}:{exc.colno}" if isinstance(exc, json.JSONDecodeError) else path
+                out.append({"code": "json_parse", "path": where, "message": f"{where}: not valid JSON: {exc}", "hint": None})
+        elif path.endswith(".py"):
+            try:
+                ast.parse(content, filename=path)
+            except SyntaxError as exc:
+                where = f"{path}:{exc.lineno}" if exc.lineno else path
+                out.append({"code": "python_parse", "path": where, "message": f"{where}: {exc.msg}", "hint": None})
+    return out
+
+
+def graph_violations(candidate: Path) -> list[dict]:
+    from harness.canvas.validate import validate_graph
+
+    graph_file = candidate / "graph.json"
+    if not graph_file.is_file():
+        return [{"code": "missing_graph", "path": "graph.json", "message": "the candidate has no graph.json", "hint": None}]
+    try:
+        graph = json.loads(graph_file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return []  # already reported as a parse violation
+    out = []
+    try:
+        problems = validate_graph(graph, candidate_dir=candidate)
+    except Exception as exc:  # fail closed: what cannot be validated is not committed
+        return [{"code": "validator_error", "path": "graph.json",
+                 "message": f"graph.json: static validation crashed: {type(exc).__name__}: {exc}",
+                 "hint": "a harness bug or a graph shape the validator does not handle; simplify the edit"}]
+    for problem in problems:
+        if problem.severity != "error":
+            continue
+        item = problem.to_dict()
+        where = "graph.json" + (f"#{problem.path}" if problem.path else "")
+        subject = problem.node or problem.cell or ""
+        out.append({
+            "code": problem.code,
+            "path": where,
+            "message": f"{where}: {subject + ': ' if subject else ''}{problem.message}",
+            "hint": item.get("hint"),
+        })
+    return out
+
+
+def model_profile_violations(parent: Path, child: Path, parent_files: dict, child_files: dict) -> list[dict]:
+    def profile(folder: Path):
+        try:
+            return json.loads((folder / "graph.json").read_text(encoding="utf-8")).get("model_profile")
+        except (OSError, ValueError, AttributeError):
+            return None
+
+    before, after = profile(parent), profile(child)
+    out = []
+    if before != after:
+        out.append({
+            "code": "model_profile",
+            "path": "graph.json#/model_profile",
+            "message": f"graph.json#/model_profile: the pinned model profile changed from {before!r} to {after!r}",
+            "hint": "the model profile is pinned for the whole run; restore it",
+        })
+    elif isinstance(before, dict) and isinstance(before.get("path"), str):
+        rel = before["path"]
+        if rel in parent_files and parent_files.get(rel) != child_files.get(rel):
+            out.append({"code": "model_profile", "path": rel, "message": f"{rel}: the pinned model profile file was edited",
+                        "hint": "the model profile is pinned for the whole run; restore it"})
+    return out
+
+
+def check_candidate(run: Run, staging: Path) -> list[dict]:
+    meta = run.staging_meta(staging)
+    parent_dir = run.paths.iteration(meta["parent"]) / "candidate"
+    child_dir = staging / "candidate"
+    parent_files = whitelist.candidate_files(parent_dir)
+    child_files = whitelist.candidate_files(child_dir)
+    violations = whitelist.violations(parent_files, child_files, run.manifest["profiles"]["whitelist"])
+    violations += parse_violations(child_files)
+    violations += graph_violations(child_dir)
+    violations += model_profile_violations(parent_dir, child_dir, parent_files, child_files)
+    violations += proposal.problems(staging / "proposal.md")
+    return violations
+
+
+def run_check(run: Run, staging: Path) -> dict:
+    """Check the staged candidate and record the verdict with its content hash."""
+    violations = check_candidate(run, staging)
+    result = {"ok": not violations, "candidate_hash": content_hash(staging / "candidate"), "violations": violations}
+    write_json_atomic(staging / "check.json", result)
+    return result

@@ -1,0 +1,144 @@
+"""`architect commit` and `architect discard`: the two ways an attempt ends.
+
+Both are journaled (see recover.py): a kill -9 at any point either finishes
+the step on the next open or rolls it back, never half of it."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import shutil
+from pathlib import Path
+
+from harness.cli.output import UserError
+from harness.rundir import gitops, journal, ledger, proposal, state, tiers, whitelist
+from harness.rundir.files import read_json, write_json_atomic, write_text_atomic
+from harness.rundir.records import now_iso
+from harness.rundir.run import Run
+
+CHECK_FILE = "check.json"
+
+
+def text_diff(parent: Path, child: Path) -> str:
+    """Unified diff over every file of the two candidate folders."""
+    a, b = whitelist.candidate_files(parent), whitelist.candidate_files(child)
+    chunks = []
+    for path in sorted(set(a) | set(b)):
+        old, new = a.get(path), b.get(path)
+        if old == new:
+            continue
+        try:
+            old_lines = old.decode("utf-8").splitlines(keepends=True) if old is not None else []
+            new_lines = new.decode("utf-8").splitlines(keepends=True) if new is not None else []
+        except UnicodeDecodeError:
+            chunks.append(f"Binary file {path} differs\n")
+            continue
+        diff = difflib.unified_diff(old_lines, new_lines,
+                                    "/dev/null" if old is None else f"a/{path}",
+                                    "/dev/null" if new is None else f"b/{path}")
+        chunks.append("".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff))
+    return "".join(chunks)
+
+
+def structured_patch(parent: Path, child: Path) -> dict:
+    from harness.canvas.patch import diff_graphs
+
+    load = lambda folder: json.loads((folder / "graph.json").read_text(encoding="utf-8"))
+    return diff_graphs(load(parent), load(child))
+
+
+def readiness(run: Run, staging: Path) -> list[str]:
+    """Why the staged candidate may not be committed yet (empty: it may)."""
+    digest = tiers.content_hash(staging / "candidate")
+    missing = []
+    try:
+        check = read_json(staging / CHECK_FILE)
+    except (OSError, ValueError):
+        check = None
+    if check is None:
+        missing.append("not checked: run `architect check`")
+    elif check.get("candidate_hash") != digest:
+        missing.append("the candidate changed after `architect check`: check again")
+    elif check.get("violations"):
+        missing.append(f"check found {len(check['violations'])} violation(s)")
+    for kind, label in (("smoke", "smoke"), ("eval", "evaluate")):
+        verdict = tiers.read_verdict(staging / kind)
+        if verdict is None:
+            missing.append(f"no {kind} result: run `architect {label}`")
+        elif verdict.get("candidate_hash") != digest:
+            missing.append(f"the candidate changed after `architect {label}`: run it again")
+        elif not verdict.get("passed"):
+            missing.append(f"{kind} failed: " + "; ".join(verdict.get("reasons") or []))
+    missing += [p["message"] for p in proposal.problems(staging / "proposal.md")]
+    return missing
+
+
+def _row(run: Run, staging: Path, *, status: str, iteration: int, description: str, reason: str | None) -> dict:
+    meta = run.staging_meta(staging)
+    front, _ = proposal.read(staging / "proposal.md")
+    smoke = tiers.read_verdict(staging / "smoke")
+    evaluation = tiers.read_verdict(staging / "eval")
+    axes = front.get("axes") if isinstance(front.get("axes"), list) else []
+    return {
+        "attempt": len(run.rows()),
+        "iteration": iteration,
+        "slot": meta.get("slot"),
+        "parent": meta["parent"],
+        "status": status,
+        "reason": reason,
+        "smoke": {"passed": bool(smoke["passed"]), "reasons": list(smoke.get("reasons") or [])} if smoke else None,
+        "primary": evaluation["primary"] if evaluation and evaluation.get("primary") else None,
+        **tiers.combined(smoke, evaluation),
+        "description": description,
+        "axes": [str(a) for a in axes],
+        "candidate_hash": tiers.content_hash(staging / "candidate") if (staging / "candidate").exists() else None,
+        "time": now_iso(),
+    }
+
+
+def commit(run: Run, staging: Path, description: str | None = None) -> dict:
+    blockers = readiness(run, staging)
+    if blockers:
+        raise UserError(f"cannot commit {staging.name}: " + "; ".join(blockers), details=blockers)
+    meta = run.staging_meta(staging)
+    front, body = proposal.read(staging / "proposal.md")
+    lines = str(description or front.get("description") or "").strip().splitlines()
+    description = lines[0].strip() if lines else ""
+    if not description or description == proposal.PLACEHOLDER:
+        raise UserError("a one-line --description is required (or set `description` in proposal.md)")
+    iteration = run.state()["next_iteration"]
+    parent_dir = run.paths.iteration(meta["parent"]) / "candidate"
+    proposal.write(staging / "proposal.md", dict(front, description=description, parent=meta["parent"]), body)
+    write_json_atomic(staging / "patch.json", structured_patch(parent_dir, staging / "candidate"))
+    write_text_atomic(staging / "diff.txt", text_diff(parent_dir, staging / "candidate"))
+    row = _row(run, staging, status="committed", iteration=iteration, description=description, reason=None)
+
+    journal.begin(run.paths, {
+        "op": "commit", "iteration": iteration, "staging": staging.relative_to(run.root).as_posix(),
+        "ledger_before": run.paths.ledger.read_text(encoding="utf-8"),
+        "state_before": run.paths.state.read_text(encoding="utf-8"),
+    })
+    run.paths.iterations.mkdir(exist_ok=True)
+    staging.rename(run.paths.iteration(iteration))
+    ledger.append_row(run.paths.ledger, row)
+    state.refresh(run.paths)
+    sha = gitops.commit_iteration(run.root, iteration, f"iteration {iteration}: {description}", ["."])
+    journal.end(run.paths)
+    return dict(row, commit=sha, path=str(run.paths.iteration(iteration)))
+
+
+def discard(run: Run, staging: Path, reason: str) -> dict:
+    reason = " ".join(reason.split())
+    if not reason:
+        raise UserError("--reason must say why the attempt is discarded")
+    meta = run.staging_meta(staging)
+    front, _ = proposal.read(staging / "proposal.md")
+    description = front.get("description") if front.get("description") != proposal.PLACEHOLDER else ""
+    row = _row(run, staging, status="discarded", iteration=meta["iteration"],
+               description=str(description or ""), reason=reason)
+    journal.begin(run.paths, {"op": "discard", "staging": staging.relative_to(run.root).as_posix(), "row": row})
+    ledger.append_row(run.paths.ledger, row)
+    shutil.rmtree(staging)
+    state.refresh(run.paths)
+    journal.end(run.paths)
+    return row

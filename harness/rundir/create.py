@@ -1,0 +1,158 @@
+"""`architect init`: a new run directory with iteration 0 = the executor's seed
+candidate, evaluated and committed. Built in a temporary folder and renamed
+into place, so an interrupted init leaves nothing behind."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+from harness.cli.output import UserError
+from harness.rundir import gitops, ledger, proposal, state, tiers
+from harness.rundir.files import write_json_atomic, write_text_atomic
+from harness.rundir.layout import GITIGNORE, RUN_ID_PATTERN, RunPaths
+from harness.rundir.records import now_iso, write_record
+
+DEFAULT_MAX_ITERATIONS = 20
+DEFAULT_MAX_SKIPS = 10
+
+GOAL = """# Goal
+
+Raise the primary metric ({metric}) of the {executor} executor on the
+performance tier ({tier}) by editing the agent's architecture (graph.json and
+the other whitelisted candidate files: {whitelist}).
+
+Every iteration is checked statically, smoke-tested, evaluated on the same
+episode seeds as its parent, and committed here. Re-read this file every
+iteration; edit it to steer the search.
+"""
+
+
+def new_run_id(variant: str, executor: str, runs_dir: Path) -> str:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    base = re.sub(r"[^A-Za-z0-9._-]", "-", f"{variant}-{executor}-{stamp}")
+    run_id, n = base, 1
+    while (runs_dir / run_id).exists():
+        n += 1
+        run_id = f"{base}-{n}"
+    return run_id
+
+
+def init_run(variant: str, executor_name: str, *, runs_dir: Path, run_id: str | None = None,
+             max_iterations: int = DEFAULT_MAX_ITERATIONS, max_skips: int = DEFAULT_MAX_SKIPS,
+             smoke_episodes: int | None = None, eval_episodes: int | None = None,
+             seed: int | None = None, progress: bool = False, say=lambda msg: None) -> RunPaths:
+    from executors import load_executor
+
+    if run_id is not None and not RUN_ID_PATTERN.match(run_id):
+        raise UserError(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-' (not starting with a dot)")
+    if max_iterations < 0 or max_skips < 1:
+        raise UserError("--max-iterations must be >= 0 and --max-skips >= 1")
+    try:
+        executor = load_executor(executor_name)
+    except UserError:
+        raise
+    except Exception as exc:
+        raise UserError(f"unknown executor {executor_name!r}: {exc}") from None
+    seed_dir = Path(executor.seed_dir)
+    if not (seed_dir / "graph.json").is_file():
+        raise UserError(f"executor {executor_name!r} has no seed candidate ({seed_dir}/graph.json missing)")
+    runs_dir = Path(runs_dir)
+    run_id = run_id or new_run_id(variant, executor_name, runs_dir)
+    target = runs_dir / run_id
+    if target.exists():
+        raise UserError(f"{target} already exists: choose another --run-id (or resume it with `architect loop --resume`)")
+    profile = executor.profile
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    _remove_abandoned_builds(runs_dir, run_id)
+    build = runs_dir / f".init-{run_id}-{os.getpid()}"
+    try:
+        _build(RunPaths(build), variant, executor_name, seed_dir, profile, run_id, max_iterations, max_skips,
+               smoke_episodes, eval_episodes, seed, progress, say)
+        try:
+            build.rename(target)
+        except OSError:
+            raise UserError(f"{target} was created by another process while this init ran") from None
+    except BaseException:
+        shutil.rmtree(build, ignore_errors=True)
+        raise
+    return RunPaths(target.resolve())
+
+
+def _remove_abandoned_builds(runs_dir: Path, run_id: str) -> None:
+    """Folders of inits of this run id whose process is gone (killed mid-init)."""
+    for folder in runs_dir.glob(f".init-{run_id}-*"):
+        pid = folder.name.rsplit("-", 1)[-1]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:
+            pass  # alive, someone else's
+
+
+def _build(paths, variant, executor_name, seed_dir, profile, run_id, max_iterations, max_skips,
+           smoke_episodes, eval_episodes, seed, progress, say) -> None:
+    paths.root.mkdir(parents=True)
+    gitops.init(paths.root)
+    write_text_atomic(paths.root / ".gitignore", GITIGNORE)
+    iteration0 = paths.iteration(0)
+    candidate = iteration0 / "candidate"
+    shutil.copytree(seed_dir, candidate, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    smoke_tier = "smoke"
+    performance_tier = profile.get("performance_tier") or "search"
+    whitelist = list(profile.get("whitelist") or ["graph.json"])
+    manifest = {
+        "schema_version": 1,
+        "run_id": run_id,
+        "variant": variant,
+        "executor": executor_name,
+        "seed_candidate_hash": tiers.content_hash(candidate),
+        "seed": seed,
+        "profiles": {
+            "smoke_tier": smoke_tier,
+            "performance_tier": performance_tier,
+            "primary_metric": str(profile.get("primary_metric") or "success"),
+            "whitelist": whitelist,
+            "model_profile": profile.get("model_profile"),
+        },
+        "caps": {"max_iterations": max_iterations, "max_consecutive_skips": max_skips,
+                 "smoke_episodes": smoke_episodes, "eval_episodes": eval_episodes},
+        "created": now_iso(),
+    }
+    write_record("manifest", paths.manifest, manifest)
+    write_text_atomic(paths.goal, GOAL.format(metric=manifest["profiles"]["primary_metric"], executor=executor_name,
+                                              tier=performance_tier, whitelist=", ".join(whitelist)))
+    write_text_atomic(paths.understanding, "# Understanding\n\n(what the search has learned about this executor)\n")
+    write_text_atomic(paths.memory / ".keep", "")
+    proposal.write(iteration0 / "proposal.md", {"description": "seed candidate", "axes": [], "parent": None},
+                   f"\nThe seed candidate of executor {executor_name}, copied from {seed_dir}.\n")
+    caps = manifest["caps"]
+    say("iteration 0: smoke tier")
+    smoke = tiers.run_tier(candidate, iteration0 / "smoke", kind="smoke", tier=smoke_tier,
+                           episodes=tiers.episodes_override(caps, "smoke"), progress=progress)
+    if not smoke["passed"]:
+        raise UserError(f"the seed candidate of {executor_name} fails the smoke gate: " + "; ".join(smoke["reasons"]))
+    say(f"iteration 0: performance tier ({performance_tier})")
+    evaluation = tiers.run_tier(candidate, iteration0 / "eval", kind="eval", tier=performance_tier,
+                                episodes=tiers.episodes_override(caps, "eval"), progress=progress)
+    if not evaluation["passed"]:
+        raise UserError(f"the seed candidate of {executor_name} could not be evaluated: " + "; ".join(evaluation["reasons"]))
+    write_text_atomic(iteration0 / "diff.txt", "")
+    write_json_atomic(iteration0 / "patch.json", {"ops": []})
+    row = {
+        "attempt": 0, "iteration": 0, "slot": None, "parent": None, "status": "committed", "reason": None,
+        "smoke": {"passed": True, "reasons": []}, "primary": evaluation["primary"],
+        **tiers.combined(smoke, evaluation),
+        "description": "seed candidate", "axes": [], "candidate_hash": manifest["seed_candidate_hash"],
+        "time": now_iso(),
+    }
+    ledger.append_row(paths.ledger, row)
+    state.write(paths, state.derive([row]))
+    gitops.commit_iteration(paths.root, 0, "iteration 0: seed candidate", ["."])
+

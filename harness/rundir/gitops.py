@@ -1,0 +1,88 @@
+"""The run's own git repository, driven through the `git` command."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from harness.cli.output import UserError
+
+TRAILER = "Architect-Iteration"
+# How long to wait for a git process orphaned by a killed parent before its
+# lock files are considered stale (a commit in a run repository takes ms).
+SETTLE_SECONDS = 3.0
+_ENV = {
+    "GIT_AUTHOR_NAME": "architect",
+    "GIT_AUTHOR_EMAIL": "architect@localhost",
+    "GIT_COMMITTER_NAME": "architect",
+    "GIT_COMMITTER_EMAIL": "architect@localhost",
+    "GIT_TERMINAL_PROMPT": "0",
+}
+
+
+def git(root: Path, *args: str, check: bool = True) -> str:
+    env = dict(os.environ, **_ENV)
+    proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, env=env)
+    if check and proc.returncode != 0:
+        raise UserError(f"git {' '.join(args)} failed in {root}: {proc.stderr.strip() or proc.stdout.strip()}")
+    return proc.stdout
+
+
+def init(root: Path) -> None:
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "commit.gpgsign", "false")
+    git(root, "config", "core.autocrlf", "false")
+
+
+def commit(root: Path, subject: str, trailer: tuple[str, int], paths: list[str]) -> str:
+    """Stage `paths` and make one commit whose message ends with `Key: value`."""
+    git(root, "add", "-A", "--", *paths)
+    git(root, "commit", "-q", "--no-verify", "-m", f"{subject}\n\n{trailer[0]}: {trailer[1]}\n")
+    return head(root)
+
+
+def commit_iteration(root: Path, iteration: int, subject: str, paths: list[str]) -> str:
+    return commit(root, subject, (TRAILER, iteration), paths)
+
+
+def head(root: Path) -> str | None:
+    out = git(root, "rev-parse", "--verify", "-q", "HEAD", check=False).strip()
+    return out or None
+
+
+def head_iteration(root: Path) -> int | None:
+    """The iteration number recorded in HEAD's trailer (None for an empty repo)."""
+    if head(root) is None:
+        return None
+    value = git(root, "log", "-1", f"--format=%(trailers:key={TRAILER},valueonly)").strip()
+    return int(value) if value.isdigit() else None
+
+
+def committed_iterations(root: Path) -> list[int]:
+    """Iteration numbers of all commits, oldest first."""
+    if head(root) is None:
+        return []
+    out = git(root, "log", "--reverse", f"--format=%(trailers:key={TRAILER},valueonly)%x00")
+    return [int(v.strip()) for v in out.split("\x00") if v.strip().isdigit()]
+
+
+def settle(root: Path, wait_seconds: float | None = None) -> None:
+    """Wait for a git process orphaned by a killed parent to finish, then clear
+    lock files nobody holds anymore. Only call while holding the run lock."""
+    git_dir = root / ".git"
+    deadline = time.monotonic() + (SETTLE_SECONDS if wait_seconds is None else wait_seconds)
+    locks = lambda: [p for p in (git_dir / "index.lock", git_dir / "HEAD.lock") if p.exists()] + list(
+        (git_dir / "refs").rglob("*.lock")
+    )
+    while locks() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for stale in locks():
+        stale.unlink(missing_ok=True)
+
+
+def reset_index(root: Path) -> None:
+    """Unstage anything a killed `git add` left in the index."""
+    if head(root) is not None:
+        git(root, "reset", "-q")

@@ -1,0 +1,77 @@
+"""The ledger: one JSON line per attempted iteration, the first thing a person reads."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from harness.cli.output import UserError
+from harness.rundir.files import write_text_atomic
+from harness.rundir.records import check_record
+
+
+def read_rows(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{number}: malformed ledger row: {exc.msg}") from None
+        check_record("ledger_row", row, f"{path}:{number}")
+        rows.append(row)
+    return rows
+
+
+def render(rows: list[dict]) -> str:
+    return "".join(json.dumps(row, sort_keys=True) + "\n" for row in rows)
+
+
+def append_row(path: Path, row: dict) -> list[dict]:
+    """Rewrite the whole (small) ledger atomically so a crash never leaves half a line."""
+    check_record("ledger_row", row, path)
+    rows = read_rows(path)
+    rows.append(row)
+    write_text_atomic(path, render(rows))
+    return rows
+
+
+def committed(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if r["status"] == "committed"]
+
+
+def trailing_skips(rows: list[dict]) -> int:
+    count = 0
+    for row in reversed(rows):
+        if row["status"] != "discarded":
+            break
+        count += 1
+    return count
+
+
+def best_row(rows: list[dict]) -> dict | None:
+    """The committed row with the highest primary mean (earliest on ties)."""
+    best = None
+    for row in committed(rows):
+        mean = (row.get("primary") or {}).get("mean")
+        if mean is None:
+            continue
+        if best is None or mean > best["primary"]["mean"]:
+            best = row
+    if best is None and committed(rows):
+        best = committed(rows)[0]
+    return best
+
+
+def axis_share(rows: list[dict]) -> dict | None:
+    """Most-used axis over committed iterations after 0 and its share: the local-basin signal."""
+    counts = Counter(axis for row in committed(rows) if row["iteration"] > 0 for axis in row.get("axes") or [])
+    tagged = sum(1 for row in committed(rows) if row["iteration"] > 0 and row.get("axes"))
+    if not counts or not tagged:
+        return None
+    axis, n = counts.most_common(1)[0]
+    return {"axis": axis, "iterations": n, "share": round(n / tagged, 3)}

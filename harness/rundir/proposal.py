@@ -1,0 +1,61 @@
+"""proposal.md: YAML front matter (description, axes, parent) + a free-text rationale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from harness.cli.output import UserError
+from harness.rundir.files import write_text_atomic
+from harness.schemas import validate_instance
+
+AXES = ["observation", "memory/state", "planning", "prompt", "control/action gating",
+        "stopping", "exploration", "topology", "model configuration"]
+PLACEHOLDER = "(one line: what this iteration changes)"
+
+
+def split(text: str) -> tuple[dict | None, str]:
+    if not text.startswith("---"):
+        return None, text
+    parts = text.split("\n---", 1)
+    if len(parts) != 2:
+        raise UserError("proposal.md: front matter opened with --- but never closed")
+    try:
+        meta = yaml.safe_load(parts[0][3:]) or {}
+    except yaml.YAMLError as exc:
+        raise UserError(f"proposal.md: front matter is not valid YAML: {exc}") from None
+    body = parts[1].split("\n", 1)[1] if "\n" in parts[1] else ""
+    return meta, body
+
+
+def problems(path: Path) -> list[dict]:
+    """Schema problems of proposal.md's front matter, as check violations."""
+    if not path.exists():
+        return [{"code": "proposal", "path": "proposal.md", "message": "proposal.md is missing", "hint": "run `architect stage` again"}]
+    try:
+        meta, _ = split(path.read_text(encoding="utf-8"))
+    except UserError as exc:
+        return [{"code": "proposal", "path": "proposal.md", "message": exc.message, "hint": None}]
+    if meta is None:
+        return [{"code": "proposal", "path": "proposal.md", "message": "proposal.md has no YAML front matter", "hint": "start it with ---, description, axes, parent, ---"}]
+    return [
+        {"code": "proposal", "path": "proposal.md", "message": f"front matter {p}", "hint": "axes come from: " + ", ".join(AXES)}
+        for p in validate_instance("proposal_front_matter", meta)
+    ]
+
+
+def read(path: Path) -> tuple[dict, str]:
+    meta, body = split(path.read_text(encoding="utf-8")) if path.exists() else (None, "")
+    return meta or {}, body
+
+
+def write(path: Path, meta: dict, body: str) -> None:
+    front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True).strip()
+    write_text_atomic(path, f"---\n{front}\n---\n{body}")
+
+
+def template(parent: int | None) -> tuple[dict, str]:
+    meta = {"description": PLACEHOLDER, "axes": [], "parent": parent}
+    body = "\n## Rationale\n\n(why this change should raise the primary metric; what was observed)\n"
+    return meta, body

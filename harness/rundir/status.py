@@ -1,0 +1,74 @@
+"""`architect status`: the run's state, and whether git history, ledger, state
+and the iterations/ folders agree."""
+
+from __future__ import annotations
+
+from harness.rundir import gitops, journal, ledger, state
+from harness.rundir.layout import RunPaths, resolve_run
+from harness.rundir.lock import RunBusy, run_lock
+from harness.rundir.records import read_record
+
+
+def consistency(paths: RunPaths) -> list[str]:
+    """Disagreements between git history, ledger, state and folders (empty: consistent)."""
+    problems = []
+    in_git = gitops.committed_iterations(paths.root)
+    rows = ledger.read_rows(paths.ledger)
+    in_ledger = [r["iteration"] for r in ledger.committed(rows)]
+    folders = sorted(int(p.name) for p in paths.iterations.iterdir() if p.name.isdigit()) if paths.iterations.exists() else []
+    if in_git != list(range(len(in_git))):
+        problems.append(f"git history iterations are not 0..n in order: {in_git}")
+    if in_ledger != in_git:
+        problems.append(f"ledger says committed {in_ledger}, git history says {in_git}")
+    if folders != sorted(in_git):
+        problems.append(f"iterations/ holds {folders}, git history says {in_git}")
+    problems += state.drift(paths)
+    if journal.pending(paths) is not None:
+        problems.append("an interrupted commit/discard is pending recovery (.journal.json)")
+    return problems
+
+
+def run_status(ref, runs_dir=None) -> dict:
+    from harness.rundir.recover import recover
+
+    paths = resolve_run(ref, runs_dir)
+    busy = None
+    recovered: list[str] = []
+    try:
+        with run_lock(paths.lock, timeout=0.2):
+            recovered = recover(paths)
+            report = _report(paths)
+    except RunBusy as exc:
+        busy = exc.message
+        report = _report(paths)  # read-only view while another process works
+    report.update(busy=busy, recovered=recovered)
+    return report
+
+
+def _report(paths: RunPaths) -> dict:
+    manifest = read_record("manifest", paths.manifest)
+    st = state.read(paths)
+    rows = ledger.read_rows(paths.ledger)
+    problems = consistency(paths)
+    committed = [r["iteration"] for r in ledger.committed(rows)]
+    staged = sorted(p.name for p in paths.staging.iterdir() if not p.name.startswith(".")) if paths.staging.exists() else []
+    share = ledger.axis_share(rows)
+    best = st["best"]
+    lines = [
+        f"run {paths.run_id}: {manifest['variant']} on {manifest['executor']}  ({paths.root})",
+        f"status: {st['status']}" + (f" (last stop: {st['stop_reason']})" if st["stop_reason"] else ""),
+        f"iterations committed: {len(committed) - 1} of cap {manifest['caps']['max_iterations']} "
+        f"(next: {st['next_iteration']}); attempts: {st['attempts']}; consecutive skips: "
+        f"{st['consecutive_skips']} of {manifest['caps']['max_consecutive_skips']}",
+        f"best: iteration {best['iteration']} score {best['score']}" if best else "best: -",
+        "staged: " + (", ".join(staged) if staged else "nothing"),
+        "consistent: yes" if not problems else "consistent: NO — " + "; ".join(problems),
+    ]
+    if share:
+        lines.append(f"most-used axis: {share['axis']} ({share['share']:.0%})")
+    if paths.stop_file.exists():
+        lines.append("STOP file present: the loop stops after the current iteration")
+    return {"run": str(paths.root), "run_id": paths.run_id, "manifest": manifest, "state": st,
+            "committed": committed, "git_head": gitops.head(paths.root), "staged": staged,
+            "consistent": not problems, "problems": problems, "axis_share": share,
+            "stop_requested": paths.stop_file.exists(), "summary": "\n".join(lines)}

@@ -1,0 +1,99 @@
+"""Smoke and performance evaluation of a candidate folder, with the verdict
+bound to the candidate hash it was computed for."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+from harness.cli.output import UserError
+from harness.rundir.files import read_json, write_json_atomic
+
+VERDICT = "verdict.json"
+FEW_EPISODES = 4
+
+
+def content_hash(candidate: Path) -> str:
+    """The candidate's canonical hash; raw bytes when graph.json does not parse
+    (a broken candidate still gets a stable identity for its check verdict)."""
+    from harness.canvas.hashing import candidate_hash
+
+    try:
+        return candidate_hash(candidate)
+    except (UserError, ValueError):
+        from harness.rundir.whitelist import candidate_files
+
+        digest = hashlib.sha256(b"raw\0")
+        for rel, content in candidate_files(candidate).items():
+            digest.update(rel.encode() + b"\0" + hashlib.sha256(content).digest())
+        return digest.hexdigest()
+
+
+def run_tier(candidate: Path, out_dir: Path, *, kind: str, tier: str, episodes: int | None,
+             use_cache: bool = True, progress: bool = False) -> dict:
+    """Evaluate `candidate` on `tier` into `out_dir` (metrics.json, episodes/,
+    verdict.json). kind "smoke" applies the smoke gate; "eval" requires a
+    complete evaluation with a primary mean."""
+    from harness.evaluation import evaluate, smoke_gate
+
+    digest = content_hash(candidate)
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    out_dir.mkdir(parents=True)
+    # Worker processes start by spawning a fresh interpreter (~1 s each): for a
+    # handful of episodes one worker finishes sooner than several.
+    workers = 1 if episodes is not None and episodes <= FEW_EPISODES else None
+    try:
+        metrics = evaluate(candidate, tier, episodes=episodes, workers=workers, out_dir=out_dir,
+                           use_cache=use_cache, progress=progress)
+    except UserError as exc:
+        verdict = {"passed": False, "reasons": [exc.message], "candidate_hash": digest, "tier": tier}
+        write_json_atomic(out_dir / VERDICT, verdict)
+        return verdict
+    if not (out_dir / "metrics.json").exists():
+        write_json_atomic(out_dir / "metrics.json", metrics)
+    if kind == "smoke":
+        verdict = smoke_gate(metrics)
+    else:
+        reasons = []
+        if not metrics.get("complete", True):
+            reasons.append("evaluation incomplete (infrastructure failures); not scored")
+        if (metrics.get("primary") or {}).get("mean") is None:
+            reasons.append("no primary metric value")
+        verdict = {"passed": not reasons, "reasons": reasons}
+    verdict = dict(verdict, candidate_hash=digest, tier=tier, primary=summary(metrics),
+                   cost_usd=(metrics.get("model") or {}).get("cost_usd"), wall_seconds=metrics.get("wall_seconds"))
+    write_json_atomic(out_dir / VERDICT, verdict)
+    return verdict
+
+
+def summary(metrics: dict) -> dict:
+    primary = metrics.get("primary") or {}
+    ci = primary.get("ci95") or [None, None]
+    return {"metric": primary.get("metric"), "mean": primary.get("mean"), "ci_low": ci[0], "ci_high": ci[1],
+            "episodes": primary.get("n")}
+
+
+def read_verdict(out_dir: Path) -> dict | None:
+    try:
+        return read_json(out_dir / VERDICT)
+    except (OSError, ValueError):
+        return None
+
+
+def episodes_override(caps: dict, kind: str) -> int | None:
+    """Episode count for a tier kind: $ARCHITECT_TIER_EPISODES, else the
+    manifest cap `<kind>_episodes`, else None (the whole tier)."""
+    env = os.environ.get("ARCHITECT_TIER_EPISODES", "")
+    return int(env) if env.isdigit() and int(env) > 0 else caps.get(f"{kind}_episodes")
+
+
+def combined(*verdicts: dict | None) -> dict:
+    """Total cost and wall time over several verdicts (None where none reported)."""
+    out = {}
+    for key, digits in (("cost_usd", 6), ("wall_seconds", 3)):
+        values = [v[key] for v in verdicts if v and v.get(key) is not None]
+        out[key] = round(sum(values), digits) if values else None
+    return out

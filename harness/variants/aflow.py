@@ -1,0 +1,206 @@
+"""AFlow helpers: soft-mixed parent selection, per-parent experience, duplicates.
+
+Scores are mean primary scores in percent. A child is an accepted modification
+of its parent when its mean is strictly greater; everything else (worse, equal,
+or never evaluated) is rejected. Both lists are shown to the proposer as
+modifications not to repeat.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.cli.output import UserError
+from harness.rundir.files import write_json_atomic, write_text_atomic
+from harness.rundir.layout import RunPaths
+from harness.variants.fitness import committed_scores, ledger, read_proposal
+
+TOP_K = 4
+ALPHA = 0.2
+LAMBDA = 0.3
+MAX_RESAMPLES = 5
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def top_candidates(scores_percent: dict[int, float], k: int = TOP_K) -> list[int]:
+    """Iteration 0 first (always), then the best other iterations by score, up to k."""
+    if 0 not in scores_percent:
+        raise UserError("aflow: iteration 0 has no evaluated score yet")
+    ranked = sorted((it for it in scores_percent if it != 0), key=lambda it: (-scores_percent[it], it))
+    return [0, *ranked[: max(k - 1, 0)]]
+
+
+def selection_probabilities(scores_percent, alpha: float = ALPHA, lam: float = LAMBDA) -> np.ndarray:
+    """p_i = λ/n + (1−λ)·softmax(α(s_i − s_max))."""
+    s = np.asarray(scores_percent, dtype=float)
+    if s.size == 0:
+        raise UserError("aflow: no candidates to select a parent from")
+    weights = np.exp(alpha * (s - s.max()))
+    return lam / s.size + (1.0 - lam) * weights / weights.sum()
+
+
+def select_parent(scores_percent: dict[int, float], *, seed: int, iteration: int,
+                  k: int = TOP_K, alpha: float = ALPHA, lam: float = LAMBDA) -> dict[str, Any]:
+    """Draw one parent; the same (seed, iteration) always draws the same parent."""
+    candidates = top_candidates(scores_percent, k)
+    probs = selection_probabilities([scores_percent[c] for c in candidates], alpha, lam)
+    rng = np.random.default_rng([seed, iteration])
+    choice = int(rng.choice(len(candidates), p=probs))
+    return {
+        "parent": candidates[choice],
+        "seed": seed,
+        "iteration": iteration,
+        "candidates": [
+            {"iteration": c, "score_percent": scores_percent[c], "probability": float(p)}
+            for c, p in zip(candidates, probs)
+        ],
+    }
+
+
+def run_scores_percent(paths: RunPaths) -> dict[int, float]:
+    return {it: score * 100.0 for it, score in committed_scores(paths).items()}
+
+
+# --------------------------------------------------------------------------- experience
+
+
+def experience(paths: RunPaths) -> dict[str, dict[str, Any]]:
+    """Per parent: its score and the accepted (`success`) / rejected (`failure`) children."""
+    scores = run_scores_percent(paths)
+    table: dict[str, dict[str, Any]] = {}
+    for row in ledger(paths):
+        parent = row.get("parent")
+        if parent is None or row.get("iteration") == 0:
+            continue
+        entry = table.setdefault(str(parent), {"score": scores.get(parent), "success": {}, "failure": {}})
+        child_score = scores.get(row["iteration"]) if row.get("status") == "committed" else None
+        record = {
+            "modification": row.get("description", ""),
+            "score": child_score,
+            "axes": row.get("axes", []),
+        }
+        if row.get("status") != "committed":
+            record["reason"] = row.get("reason")
+        key = f"{row['iteration']}" if row.get("status") == "committed" else f"{row['iteration']}-attempt{row.get('attempt')}"
+        parent_score = entry["score"]
+        accepted = child_score is not None and parent_score is not None and child_score > parent_score
+        entry["success" if accepted else "failure"][key] = record
+    return table
+
+
+def render_experience(table: dict[str, dict[str, Any]], parent: int) -> str:
+    entry = table.get(str(parent), {"score": None, "success": {}, "failure": {}})
+    score = entry["score"]
+    lines = [
+        f"# Experience of parent iteration {parent}"
+        + (f" (score {score:.1f}%)" if score is not None else ""),
+        "",
+        "Do not repeat any modification below; build on accepted ones with something new.",
+        "",
+        "## Accepted (scored strictly higher than the parent)",
+    ]
+    lines += _render_records(entry["success"]) or ["- none yet"]
+    lines += ["", "## Rejected (scored no higher, or failed before scoring)"]
+    lines += _render_records(entry["failure"]) or ["- none yet"]
+    return "\n".join(lines) + "\n"
+
+
+def _render_records(records: dict[str, dict[str, Any]]) -> list[str]:
+    out = []
+    for key, rec in records.items():
+        if rec["score"] is not None:
+            outcome = f"{rec['score']:.1f}%"
+        else:
+            outcome = f"not scored: {rec.get('reason') or 'failed'}"
+        out.append(f"- [{key}] ({outcome}) {rec['modification']}")
+    return out
+
+
+def write_experience(paths: RunPaths, parent: int, out: Path | None = None) -> dict[str, Any]:
+    table = experience(paths)
+    write_json_atomic(paths.memory / "experience.json", table)
+    target = out or (paths.memory / "experience.md")
+    write_text_atomic(target, render_experience(table, parent))
+    entry = table.get(str(parent), {"success": {}, "failure": {}})
+    return {
+        "parent": parent,
+        "accepted": len(entry["success"]),
+        "rejected": len(entry["failure"]),
+        "experience_json": str(paths.memory / "experience.json"),
+        "rendered": str(target),
+    }
+
+
+# --------------------------------------------------------------------------- duplicates
+
+
+def normalise(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def previous_modifications(paths: RunPaths, exclude_iteration: int | None = None) -> list[dict[str, Any]]:
+    """Descriptions of every earlier attempt (ledger) and committed proposal."""
+    seen = []
+    for row in ledger(paths):
+        if row.get("iteration") == 0 or not row.get("description"):
+            continue
+        seen.append({"iteration": row["iteration"], "status": row.get("status"), "description": row["description"]})
+    if paths.iterations.is_dir():
+        for folder in sorted(paths.iterations.iterdir()):
+            if folder.name.isdigit() and int(folder.name) not in (0, exclude_iteration):
+                meta, _ = read_proposal(folder / "proposal.md")
+                if meta.get("description"):
+                    seen.append({"iteration": int(folder.name), "status": "committed", "description": meta["description"]})
+    return seen
+
+
+def find_duplicates(description: str, previous: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    key = normalise(description)
+    return [p for p in previous if normalise(p["description"]) == key]
+
+
+def check_duplicate(paths: RunPaths, staging: Path) -> dict[str, Any]:
+    """Compare the staged proposal with earlier ones; count duplicate hits in the staging folder."""
+    meta, _ = read_proposal(staging / "proposal.md")
+    if not meta.get("description"):
+        raise UserError(f"{staging / 'proposal.md'}: missing, or no 'description' in its front matter")
+    matches = find_duplicates(meta["description"], previous_modifications(paths))
+    # Unique per (iteration, description): the ledger and the committed folder name the same attempt.
+    unique = {(m["iteration"], m["status"]): m for m in matches}
+    counter_path = staging / "aflow_duplicates.json"
+    hits = json.loads(counter_path.read_text()) if counter_path.is_file() else []
+    if unique:
+        hits.append(normalise(meta["description"]))
+        write_json_atomic(counter_path, hits)
+    duplicate = bool(unique)
+    return {
+        "duplicate": duplicate,
+        "matches": list(unique.values()),
+        "resamples_used": len(hits),
+        "max_resamples": MAX_RESAMPLES,
+        "resample": duplicate and len(hits) <= MAX_RESAMPLES,
+        "give_up": duplicate and len(hits) > MAX_RESAMPLES,
+    }
+
+
+# --------------------------------------------------------------------------- convergence
+
+
+def converged(paths: RunPaths, top: int = 3, patience: int = 5) -> dict[str, Any]:
+    """AFlow's stop rule: the mean of the top-3 scores unchanged for `patience` rounds."""
+    scores = run_scores_percent(paths)
+    order = sorted(scores)
+    history = []
+    for i in range(len(order)):
+        best = sorted((scores[it] for it in order[: i + 1]), reverse=True)[:top]
+        history.append(round(float(np.mean(best)), 6))
+    unchanged = 0
+    for prev, cur in zip(history, history[1:]):
+        unchanged = unchanged + 1 if cur == prev else 0
+    return {"converged": unchanged >= patience, "unchanged_rounds": unchanged, "top_mean_history": history}

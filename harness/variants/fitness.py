@@ -1,0 +1,249 @@
+"""Fitness conversions: neutral evaluation results → each variant's score.
+
+Also the few read-only views of a run that every variant helper needs (the
+ledger, committed iterations, their proposals and per-episode scores), read
+straight from the documented run-directory files.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.cli.output import UserError
+from harness.rundir.layout import RunPaths
+from harness.rundir.proposal import AXES as PROPOSAL_AXES
+
+AXES = tuple(PROPOSAL_AXES)  # the intervention axes of proposal.md front matter
+
+BOOTSTRAP_RESAMPLES = 100_000
+# Rows of resampled indices drawn at once: bounds memory at ~chunk × n integers.
+_BOOTSTRAP_CHUNK = 10_000
+# Up to this many distinct scores (success 0/1, small integer rewards) the
+# resample counts are drawn per distinct value instead of per episode.
+_FEW_VALUES = 32
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+@dataclass(frozen=True)
+class BootstrapCI:
+    """Percentiles of the bootstrap distribution of the mean, as fractions."""
+
+    low: float
+    high: float
+    median: float
+    n: int
+    resamples: int
+
+    def text(self) -> str:
+        return format_bootstrap(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "low": self.low,
+            "high": self.high,
+            "median": self.median,
+            "episodes": self.n,
+            "resamples": self.resamples,
+            "text": self.text(),
+        }
+
+
+def bootstrap_ci(
+    scores,
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> BootstrapCI:
+    """Percentile bootstrap of the mean: `resamples` resamples with replacement."""
+    values = np.asarray(scores, dtype=float).ravel()
+    if values.size == 0:
+        raise UserError("bootstrap: no per-episode scores to resample")
+    if not np.all(np.isfinite(values)):
+        raise UserError("bootstrap: per-episode scores contain NaN or infinity")
+    if resamples < 1:
+        raise UserError(f"bootstrap: resamples must be >= 1, got {resamples}")
+    rng = np.random.default_rng(seed)
+    n = values.size
+    distinct, counts = np.unique(values, return_counts=True)
+    means = np.empty(resamples)
+    for start in range(0, resamples, _BOOTSTRAP_CHUNK):
+        rows = min(start + _BOOTSTRAP_CHUNK, resamples) - start
+        if distinct.size <= _FEW_VALUES:
+            # Same distribution as resampling indices, but O(k) per resample:
+            # how often each distinct score is drawn is multinomial.
+            draws = rng.multinomial(n, counts / n, size=rows)
+            means[start:start + rows] = draws @ distinct / n
+        else:
+            idx = rng.integers(0, n, size=(rows, n))
+            means[start:start + rows] = values[idx].mean(axis=1)
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    low, median, high = np.percentile(means, [tail, 50.0, 100.0 - tail])
+    return BootstrapCI(float(low), float(high), float(median), int(n), int(resamples))
+
+
+def format_bootstrap(ci: BootstrapCI) -> str:
+    """ADAS's fitness string, percentages with one decimal."""
+    return (
+        f"95% Bootstrap Confidence Interval: ({ci.low * 100:.1f}%, {ci.high * 100:.1f}%), "
+        f"Median: {ci.median * 100:.1f}%"
+    )
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def episode_scores(metrics: dict[str, Any], primary_metric: str | None = None) -> list[float]:
+    """Per-episode primary scores from a metrics.json (success → 1.0/0.0)."""
+    episodes = metrics.get("episodes")
+    if not isinstance(episodes, list):
+        raise UserError("metrics: no 'episodes' list of per-episode records")
+    metric = primary_metric or _primary_name(metrics)
+    scores = []
+    for i, record in enumerate(episodes):
+        if record.get("infra_error"):
+            continue  # an infrastructure failure is not a score of the candidate
+        value = _episode_value(record, metric)
+        if value is None:
+            raise UserError(f"metrics: episode {i} has no value for primary metric {metric!r}")
+        scores.append(value)
+    return scores
+
+
+def _primary_name(metrics: dict[str, Any]) -> str:
+    primary = metrics.get("primary")
+    if isinstance(primary, dict) and isinstance(primary.get("metric"), str):
+        return primary["metric"]
+    if isinstance(metrics.get("primary_metric"), str):
+        return metrics["primary_metric"]
+    return "success"
+
+
+def _episode_value(record: dict[str, Any], metric: str) -> float | None:
+    # A metric name like "success_rate" is the mean of per-episode "success".
+    for key in (metric, metric.removesuffix("_rate"), "success"):
+        for source in (record, record.get("metrics") or {}):
+            value = source.get(key)
+            if isinstance(value, bool):
+                return 1.0 if value else 0.0
+            if isinstance(value, (int, float)):
+                return float(value)
+    return None
+
+
+def primary_mean(metrics: dict[str, Any]) -> float | None:
+    """Primary mean (fraction) of a metrics.json, from its summary or its episodes."""
+    primary = metrics.get("primary")
+    if isinstance(primary, dict) and isinstance(primary.get("mean"), (int, float)):
+        return float(primary["mean"])
+    try:
+        scores = episode_scores(metrics)
+    except UserError:
+        return None
+    return float(np.mean(scores)) if scores else None
+
+
+def fitness_for(variant: str, metrics: dict[str, Any], *, seed: int = 0,
+                primary_metric: str | None = None) -> dict[str, Any]:
+    """The variant's view of one evaluation: what its proposer and selector read."""
+    scores = episode_scores(metrics, primary_metric)
+    mean = float(np.mean(scores)) if scores else 0.0
+    result: dict[str, Any] = {
+        "variant": variant,
+        "episodes": len(scores),
+        "mean": mean,
+        "score_percent": round(mean * 100.0, 4),
+    }
+    if variant in ("adas", "kdloop"):
+        ci = bootstrap_ci(scores, seed=seed)
+        result["bootstrap"] = ci.to_dict()
+        result["text"] = ci.text()
+    else:
+        result["text"] = f"Mean score: {mean * 100:.1f}%"
+    return result
+
+
+# --------------------------------------------------------------------------- run views
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Rows of a JSONL file; a missing file is empty; a bad line names its number."""
+    if not path.is_file():
+        return []
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+    return rows
+
+
+def ledger(paths: RunPaths) -> list[dict[str, Any]]:
+    """Schema-checked ledger rows (harness.rundir's reader)."""
+    from harness.rundir.ledger import read_rows
+
+    return read_rows(paths.ledger)
+
+
+def manifest(paths: RunPaths) -> dict[str, Any]:
+    return json.loads(paths.manifest.read_text(encoding="utf-8"))
+
+
+def committed_rows(paths: RunPaths) -> dict[int, dict[str, Any]]:
+    """Committed ledger rows by iteration (iteration 0 included)."""
+    return {row["iteration"]: row for row in ledger(paths) if row.get("status") == "committed"}
+
+
+def committed_iterations(paths: RunPaths) -> list[int]:
+    """Iteration numbers with a committed folder, ascending."""
+    if not paths.iterations.is_dir():
+        return []
+    return sorted(int(p.name) for p in paths.iterations.iterdir() if p.is_dir() and p.name.isdigit())
+
+
+def iteration_metrics(paths: RunPaths, iteration: int) -> dict[str, Any] | None:
+    path = paths.iteration(iteration) / "eval" / "metrics.json"
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def iteration_score(paths: RunPaths, iteration: int, row: dict[str, Any] | None = None) -> float | None:
+    """Mean primary score (fraction) of a committed iteration: ledger first, else metrics."""
+    if row and isinstance(row.get("primary"), dict) and isinstance(row["primary"].get("mean"), (int, float)):
+        return float(row["primary"]["mean"])
+    metrics = iteration_metrics(paths, iteration)
+    return primary_mean(metrics) if metrics else None
+
+
+def committed_scores(paths: RunPaths) -> dict[int, float]:
+    """Mean primary score (fraction) of every committed, evaluated iteration."""
+    rows = committed_rows(paths)
+    scores = {}
+    for iteration in sorted(set(rows) | set(committed_iterations(paths))):
+        score = iteration_score(paths, iteration, rows.get(iteration))
+        if score is not None:
+            scores[iteration] = score
+    return scores
+
+
+def read_proposal(path: Path) -> tuple[dict[str, Any], str]:
+    """(front matter, body) of a proposal.md; missing file or no front matter → ({}, text)."""
+    from harness.rundir import proposal
+
+    meta, body = proposal.read(path)
+    return meta, body.strip()
+
+
+def staging_iteration(staging: Path) -> int:
+    return int(staging.name.split("-", 1)[0])

@@ -1,0 +1,351 @@
+"""KDLoop helpers: memory files, spec validation, picking the best slot, REFLECT triggers.
+
+Memory lives in runs/<id>/memory/: `knowledge.md` and `search_space.md`
+(Markdown, appended and pruned line by line), `hypotheses.jsonl` and
+`experience.jsonl` (one schema-validated JSON object a line), plus
+`events.jsonl`, the loop's own bookkeeping of THINK and REFLECT events that the
+REFLECT triggers are computed from.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.cli.output import UserError
+from harness.rundir.files import write_text_atomic
+from harness.rundir.layout import RunPaths
+from harness.schemas import validate_instance
+from harness.variants.fitness import (
+    AXES,
+    committed_rows,
+    committed_scores,
+    primary_mean,
+    read_jsonl,
+    staging_iteration,
+)
+
+MAX_SPECS = 3
+HEARTBEAT = 3
+SAME_AXIS_STREAK = 3
+
+MEMORY_FILES = {
+    "knowledge": "knowledge.md",
+    "hypotheses": "hypotheses.jsonl",
+    "experience": "experience.jsonl",
+    "search_space": "search_space.md",
+}
+ROW_SCHEMAS = {"hypotheses": "kdloop_hypothesis", "experience": "kdloop_experience"}
+EVENTS = "events.jsonl"
+
+
+def _initial_text(name: str) -> str:
+    if name == "knowledge":
+        return "# Knowledge\n\nLessons distilled from experiments, one per line.\n\n"
+    if name == "search_space":
+        rows = "\n".join(f"| {axis} | untried | |" for axis in AXES)
+        return (
+            "# Search space\n\nCoverage of the intervention axes; REFLECT audits and appends here.\n\n"
+            "| axis | status | notes |\n|---|---|---|\n" + rows + "\n\n"
+        )
+    return ""
+
+
+def memory_path(paths: RunPaths, name: str) -> Path:
+    if name not in MEMORY_FILES:
+        raise UserError(f"unknown memory file {name!r}: choose one of {', '.join(MEMORY_FILES)}")
+    return paths.memory / MEMORY_FILES[name]
+
+
+def init_memory(paths: RunPaths) -> dict[str, str]:
+    """Create the memory files that are missing; never touches existing ones."""
+    created = {}
+    for name in MEMORY_FILES:
+        path = memory_path(paths, name)
+        if not path.exists():
+            write_text_atomic(path, _initial_text(name))
+            created[name] = str(path)
+    events = paths.memory / EVENTS
+    if not events.exists():
+        write_text_atomic(events, "")
+    (paths.memory / "specs").mkdir(exist_ok=True)  # THINK writes specs/<iteration>.json here
+    return created
+
+
+def _lines(path: Path) -> list[str]:
+    if not path.is_file():
+        raise UserError(f"{path}: missing (run `architect kdloop init RUN` first)")
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def append(paths: RunPaths, name: str, text: str) -> dict[str, Any]:
+    """Append Markdown text, or one JSON row (validated) to a JSONL memory file."""
+    path = memory_path(paths, name)
+    lines = _lines(path)
+    if name in ROW_SCHEMAS:
+        new = [_validated_row(name, text)]
+    else:
+        if not text.strip():
+            raise UserError(f"append to {name}: empty text")
+        new = text.rstrip("\n").splitlines()
+    write_text_atomic(path, "\n".join(lines + new) + "\n")
+    return {"file": str(path), "appended_lines": len(new), "lines": len(lines) + len(new)}
+
+
+def _validated_row(name: str, text: str) -> str:
+    try:
+        row = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"append to {name}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    errors = validate_instance(ROW_SCHEMAS[name], row)
+    if errors:
+        raise UserError(f"append to {name}: row does not match schemas/{ROW_SCHEMAS[name]}.schema.json: "
+                        + "; ".join(errors))
+    return json.dumps(row, sort_keys=True)
+
+
+def delete_lines(paths: RunPaths, name: str, numbers: list[int]) -> dict[str, Any]:
+    """Delete lines by 1-based number (all or nothing)."""
+    path = memory_path(paths, name)
+    lines = _lines(path)
+    bad = [n for n in numbers if not 1 <= n <= len(lines)]
+    if bad:
+        raise UserError(f"delete from {path}: no line {bad[0]} (the file has {len(lines)} lines)")
+    drop = set(numbers)
+    kept = [line for i, line in enumerate(lines, start=1) if i not in drop]
+    removed = [lines[n - 1] for n in sorted(drop)]
+    write_text_atomic(path, "\n".join(kept) + ("\n" if kept else ""))
+    return {"file": str(path), "deleted": removed, "lines": len(kept)}
+
+
+def show(paths: RunPaths, name: str) -> list[str]:
+    return [f"{i:4d}  {line}" for i, line in enumerate(_lines(memory_path(paths, name)), start=1)]
+
+
+# --------------------------------------------------------------------------- events
+
+
+def events(paths: RunPaths) -> list[dict[str, Any]]:
+    return read_jsonl(paths.memory / EVENTS)
+
+
+def record_event(paths: RunPaths, event: dict[str, Any]) -> None:
+    path = paths.memory / EVENTS
+    existing = path.read_text(encoding="utf-8") if path.is_file() else ""
+    write_text_atomic(path, existing + json.dumps(event, sort_keys=True) + "\n")
+
+
+# --------------------------------------------------------------------------- specs
+
+
+def load_specs(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such specs file") from None
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
+    errors = validate_instance("specs", doc)
+    if errors:
+        raise UserError(f"{path}: does not match schemas/specs.schema.json: " + "; ".join(errors))
+    ids = [s["id"] for s in doc["specs"]]
+    if len(set(ids)) != len(ids):
+        raise UserError(f"{path}: spec ids must be unique, got {ids}")
+    return doc
+
+
+def register_specs(paths: RunPaths, path: Path, stage: str) -> dict[str, Any]:
+    """Validate THINK's (or CRITIC's) specs.json and log the event; empty THINK is recorded."""
+    doc = load_specs(path)
+    record_event(paths, {"event": stage, "iteration": doc["iteration"], "specs": len(doc["specs"]),
+                         "axes": sorted({a for s in doc["specs"] for a in s["axes"]})})
+    return {
+        "iteration": doc["iteration"],
+        "parent": doc["parent"],
+        "specs": len(doc["specs"]),
+        "empty": not doc["specs"],
+        "slots": {str(i): s["id"] for i, s in enumerate(doc["specs"], start=1)},
+    }
+
+
+# --------------------------------------------------------------------------- experiment
+
+
+def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[str, Any]:
+    """Score each slot, choose the best evaluated one, append every outcome to experience.jsonl."""
+    doc = load_specs(specs_path)
+    parent = doc["parent"]
+    parent_score = committed_scores(paths).get(parent)
+    results = []
+    for staging in stagings:
+        slot = staging.name.split("-", 1)[1] if "-" in staging.name else ""
+        if not slot.isdigit() or not 1 <= int(slot) <= len(doc["specs"]):
+            raise UserError(f"{staging}: slot {slot!r} matches no spec in {specs_path} "
+                            f"(slots are 1..{len(doc['specs'])}, from `architect stage --slot k`)")
+        if staging_iteration(staging) != doc["iteration"]:
+            raise UserError(f"{staging}: belongs to iteration {staging_iteration(staging)}, "
+                            f"specs are for iteration {doc['iteration']}")
+        spec = doc["specs"][int(slot) - 1]
+        score, reason = _slot_score(staging)
+        results.append({"staging": str(staging), "slot": slot, "spec": spec, "score": score, "reason": reason})
+    evaluated = [r for r in results if r["score"] is not None]
+    best = max(evaluated, key=lambda r: (r["score"], -int(r["slot"]))) if evaluated else None
+
+    # A resumed loop may pick the same slots twice; a skipped iteration's number
+    # is reused by fresh slots, told apart by when they were staged.
+    already = {(row["iteration"], row["slot"], row.get("staged"), row["spec_id"])
+               for row in read_jsonl(memory_path(paths, "experience"))}
+    for r in results:
+        outcome = "failed" if r["score"] is None else ("committed" if r is best else "evaluated")
+        r["outcome"] = outcome
+        staged = _staged_at(Path(r["staging"]))
+        if (doc["iteration"], r["slot"], staged, r["spec"]["id"]) in already:
+            continue
+        row = {
+            "iteration": doc["iteration"], "slot": r["slot"], "parent": parent,
+            "spec_id": r["spec"]["id"], "axes": r["spec"]["axes"], "description": r["spec"]["description"],
+            "hypothesis_id": r["spec"].get("hypothesis_id"), "outcome": outcome, "score": r["score"],
+            "parent_score": parent_score,
+            "delta": None if r["score"] is None or parent_score is None else r["score"] - parent_score,
+            "reason": r["reason"], "staged": staged,
+        }
+        append(paths, "experience", json.dumps(row))
+    return {
+        "iteration": doc["iteration"],
+        "parent": parent,
+        "parent_score": parent_score,
+        "best": best["staging"] if best else None,
+        "best_description": best["spec"]["description"] if best else None,
+        "discard": [r["staging"] for r in results if r is not best],
+        "slots": [{k: r[k] for k in ("staging", "slot", "score", "outcome", "reason")} | {"spec_id": r["spec"]["id"]}
+                  for r in results],
+    }
+
+
+def slot_concurrency(slots: int, episodes: int, cores: int) -> int:
+    """How many slot evaluations may run at once: each already spreads its
+    episodes over min(cores, episodes) worker processes, so run more only
+    while the cores are not all busy."""
+    return max(1, min(slots, cores // max(1, min(cores, episodes))))
+
+
+def evaluate_slots(run, stagings: list[Path]) -> dict[str, Any]:
+    """Performance-tier evaluation of several slots under one run lock (a
+    second `architect evaluate` on the same run would find it busy)."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    from executors import load_executor
+
+    tier, override = run.tier("eval")
+    episodes = override or len(load_executor(run.manifest["executor"]).episodes(tier))
+    workers = slot_concurrency(len(stagings), episodes, os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        verdicts = list(pool.map(lambda folder: run.evaluate_staging(folder, "eval"), stagings))
+    return {
+        "concurrent": workers,
+        "episodes": episodes,
+        "slots": [{"staging": str(folder), "passed": bool(v.get("passed")), "reasons": v.get("reasons") or [],
+                   "primary": v.get("primary")} for folder, v in zip(stagings, verdicts)],
+    }
+
+
+def _staged_at(staging: Path) -> str | None:
+    try:
+        return json.loads((staging / "stage.json").read_text(encoding="utf-8")).get("created")
+    except (OSError, ValueError):
+        return None
+
+
+def _slot_score(staging: Path) -> tuple[float | None, str | None]:
+    metrics_path = staging / "eval" / "metrics.json"
+    verdict_path = staging / "eval" / "verdict.json"
+    if verdict_path.is_file():
+        verdict = json.loads(verdict_path.read_text(encoding="utf-8"))
+        if not verdict.get("passed", True):
+            return None, "evaluation failed: " + "; ".join(verdict.get("reasons") or [])
+    if metrics_path.is_file():
+        metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
+        if metrics.get("complete") is False:
+            return None, "evaluation incomplete"
+        score = primary_mean(metrics)
+        return (score, None) if score is not None else (None, "no primary score in eval/metrics.json")
+    smoke = staging / "smoke" / "metrics.json"
+    if smoke.is_file():
+        return None, "not evaluated (smoke tier only)"
+    return None, "not evaluated (failed check or smoke)"
+
+
+# --------------------------------------------------------------------------- REFLECT
+
+
+def reflect_due(paths: RunPaths) -> dict[str, Any]:
+    """Which REFLECT triggers fire now: heartbeat, same-axis streak, empty THINK."""
+    log = events(paths)
+    reflect_positions = [i for i, e in enumerate(log) if e.get("event") == "reflect"]
+    last_index = reflect_positions[-1] if reflect_positions else -1
+    last_iteration = log[last_index].get("after_iteration", 0) if reflect_positions else 0
+
+    rows = committed_rows(paths)
+    done = sorted(it for it in rows if it >= 1)
+    since = [it for it in done if it > last_iteration]
+    reasons = []
+    if len(since) >= HEARTBEAT:
+        reasons.append("heartbeat")
+
+    streak_axes: list[str] = []
+    if len(done) >= SAME_AXIS_STREAK:
+        window = done[-SAME_AXIS_STREAK:]
+        shared = set(rows[window[0]].get("axes") or [])
+        for it in window[1:]:
+            shared &= set(rows[it].get("axes") or [])
+        if shared and window[-1] > last_iteration:
+            streak_axes = sorted(shared)
+            reasons.append("same_axis")
+
+    if any(e.get("event") in ("think", "critic") and e.get("specs") == 0 for e in log[last_index + 1:]):
+        reasons.append("empty_think")
+    return {
+        "due": bool(reasons),
+        "reasons": reasons,
+        "iterations_since_reflect": len(since),
+        "last_reflect_after_iteration": last_iteration,
+        "streak_axes": streak_axes,
+    }
+
+
+def record_reflect(paths: RunPaths, note: str | None) -> dict[str, Any]:
+    due = reflect_due(paths)
+    done = [it for it in committed_rows(paths) if it >= 1]
+    event = {"event": "reflect", "after_iteration": max(done, default=0), "reasons": due["reasons"], "note": note}
+    record_event(paths, event)
+    return event
+
+
+def coverage(paths: RunPaths) -> dict[str, Any]:
+    """Per axis: experiments tried, how many beat their parent, best delta."""
+    table = {axis: {"experiments": 0, "improved": 0, "failed": 0, "best_delta": None} for axis in AXES}
+    for row in read_jsonl(memory_path(paths, "experience")):
+        for axis in row.get("axes", []):
+            cell = table.setdefault(axis, {"experiments": 0, "improved": 0, "failed": 0, "best_delta": None})
+            cell["experiments"] += 1
+            if row.get("outcome") == "failed":
+                cell["failed"] += 1
+            delta = row.get("delta")
+            if delta is not None:
+                if delta > 0:
+                    cell["improved"] += 1
+                if cell["best_delta"] is None or delta > cell["best_delta"]:
+                    cell["best_delta"] = delta
+    untried = [axis for axis, cell in table.items() if cell["experiments"] == 0]
+    return {"axes": table, "untried": untried}
+
+
+def stop(paths: RunPaths, reason: str) -> dict[str, Any]:
+    """Ask the loop to stop after the current iteration, saying why."""
+    if not reason.strip():
+        raise UserError("kdloop stop: --reason must not be empty")
+    write_text_atomic(paths.stop_file, f"kdloop: {reason.strip()}\n")
+    record_event(paths, {"event": "stop", "reason": reason.strip()})
+    return {"stop_file": str(paths.stop_file), "reason": reason.strip()}

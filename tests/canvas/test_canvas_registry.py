@@ -1,0 +1,116 @@
+"""Registry: node_type declarations, executor import on demand, candidate nodesets."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from canvas_corridor import corridor_graph
+
+from harness.canvas import GraphRunner, validate_graph
+from harness.canvas.registry import Node, Registry, default_registry, for_graph, node_type
+from harness.canvas.types import TypeSyntaxError
+
+
+def test_node_type_declaration_and_defaults():
+    reg = Registry()
+
+    @node_type("x.Thing", registry=reg, inputs={"a": "Int", "b": {"type": "Text", "required": False}},
+               outputs={"c": {"type": "Int", "privileged": True, "doc": "truth"}},
+               config_schema={"type": "object", "properties": {"k": {"type": "integer", "default": 3}}},
+               role="thing")
+    class Thing(Node):
+        """Does a thing.
+
+        More text."""
+
+    nt = reg.get("x.Thing")
+    assert nt.cls is Thing and Thing.node_type is nt
+    assert nt.inputs["a"].required and not nt.inputs["b"].required
+    assert nt.outputs["c"].privileged and nt.doc == "Does a thing."
+    assert Thing("n1", {}).config == {"k": 3} and Thing("n1", {"k": 5}).config == {"k": 5}
+    d = nt.to_dict()
+    assert d["outputs"]["c"] == {"type": "Int", "privileged": True, "doc": "truth"}
+    assert d["inputs"]["b"] == {"type": "Text", "required": False}
+
+
+def test_bad_declarations_fail_at_registration():
+    reg = Registry()
+    with pytest.raises(TypeSyntaxError):
+        node_type("x.A", registry=reg, inputs={"a": "List[Int"})(type("A", (Node,), {}))
+    with pytest.raises(TypeError):
+        node_type("x.B", registry=reg)(object)
+    node_type("x.C", registry=reg)(type("C", (Node,), {}))
+    with pytest.raises(ValueError, match="already registered"):
+        node_type("x.C", registry=reg)(type("C2", (Node,), {}))
+
+
+def test_core_types_present_and_executor_imported_on_demand():
+    reg = default_registry()
+    assert {"core.Constant", "core.Passthrough", "core.Select", "core.Gate"} <= set(reg.names())
+    nt = reg.get("babyai.Simulator")  # imports executors.babyai
+    assert nt is not None and nt.is_simulator
+    assert reg.ensure_executor("definitely_missing") == "executor 'definitely_missing' not found " \
+                                                        "(no package executors/definitely_missing)"
+
+
+NODESET = '''
+from harness.canvas.registry import Node, node_type
+
+@node_type("Doubler", inputs={"position": "Int"}, outputs={"action": "Action"}, role="policy",
+           config_schema={"type": "object", "properties": {"step": {"type": "integer", "default": 1}}})
+class Doubler(Node):
+    """Steps forward by config.step."""
+    def step(self, inputs, ctx):
+        ctx.log(prompt=(ctx.candidate_dir / "prompt.txt").read_text().strip())
+        return {"action": self.config["step"]}
+'''
+
+
+def test_candidate_nodeset_loads_under_candidate_namespace(tmp_path):
+    from canvas_corridor import REG
+
+    (tmp_path / "nodeset").mkdir()
+    (tmp_path / "nodeset" / "mine.py").write_text(NODESET)
+    (tmp_path / "prompt.txt").write_text("be brave\n")
+    g = corridor_graph()
+    g["nodes"]["policy"] = {"type": "candidate.Doubler", "config": {}}
+    overlay = for_graph(g, tmp_path)
+    assert overlay.get("candidate.Doubler") is not None
+    assert default_registry().get("candidate.Doubler") is None  # never leaks
+    assert for_graph(g, tmp_path) is overlay  # cached while the files are unchanged
+    # the candidate's types resolve on top of a custom registry too
+    cand = for_graph(g, tmp_path, base=REG)
+    assert cand is not overlay and cand.get("candidate.Doubler") is not None
+    assert validate_graph(g, registry=cand) == []
+    from harness.canvas.episode_log import EpisodeLog
+    log = EpisodeLog()
+    with GraphRunner(g, registry=cand, candidate_dir=tmp_path) as runner:
+        assert runner.run_episode({"seed": 0}, log)["success"]
+    assert next(r for r in log.records if r["node"] == "policy")["self"] == {"prompt": "be brave"}
+
+
+def test_broken_nodeset_is_reported_with_file_and_line(tmp_path):
+    (tmp_path / "nodeset").mkdir()
+    (tmp_path / "nodeset" / "ok.py").write_text(NODESET)
+    (tmp_path / "nodeset" / "broken.py").write_text("x = 1\ndef f(:\n")
+    (tmp_path / "nodeset" / "raises.py").write_text("import os\n\nraise RuntimeError('nope')\n")
+    g = {"schema_version": 1, "executor": "babyai", "nodes": {}}
+    problems = [p for p in validate_graph(g, candidate_dir=tmp_path) if p.code == "nodeset_error"]
+    messages = sorted(p.message for p in problems)
+    assert len(messages) == 2
+    assert messages[0].startswith("nodeset/broken.py:2: SyntaxError")
+    assert messages[1].startswith("nodeset/raises.py:3: RuntimeError: nope")
+    assert for_graph(g, tmp_path).get("candidate.Doubler") is not None  # the good file still loaded
+
+
+def test_nodeset_overlay_reloads_when_a_file_changes(tmp_path):
+    (tmp_path / "nodeset").mkdir()
+    src = tmp_path / "nodeset" / "mine.py"
+    src.write_text(NODESET)
+    g = corridor_graph()
+    first = for_graph(g, tmp_path)
+    src.write_text(NODESET.replace('"Doubler"', '"Tripler"'))
+    second = for_graph(g, tmp_path)
+    assert second is not first
+    assert second.get("candidate.Tripler") is not None and second.get("candidate.Doubler") is None

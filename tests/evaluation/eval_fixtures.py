@@ -1,0 +1,14 @@
+"""Fixtures shared by the evaluation tests (imported by name from test modules)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def eval_env(tmp_path, monkeypatch):
+    """Result cache and default result folders under tmp, never in the user's home."""
+    monkeypatch.setenv("ARCHITECT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ARCHITECT_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.delenv("ARCHITECT_MODEL_MODE", raising=False)
+    return tmp_path

@@ -1,0 +1,35 @@
+"""Fixtures of the variant tests; the helpers live in variantkit.py."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+# variantkit.py sits here; skillpack.py (the skill reader) in tests/skills.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "skills"))
+
+from variantkit import FakeRun, SkillDriver  # noqa: E402
+
+
+@pytest.fixture
+def fake_run(tmp_path):
+    return FakeRun(tmp_path / "run")
+
+
+@pytest.fixture(scope="session")
+def result_cache(tmp_path_factory):
+    # One cache for all end-to-end tests: the seed's iteration-0 episodes are
+    # rolled out once, and the runs stay independent (the cache is keyed by content).
+    return tmp_path_factory.mktemp("architect-cache")
+
+
+@pytest.fixture
+def driver(tmp_path, monkeypatch, result_cache):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ARCHITECT_RUNS_DIR", raising=False)
+    monkeypatch.setenv("ARCHITECT_TIER_EPISODES", "2")  # tiny smoke and performance tiers
+    monkeypatch.setenv("ARCHITECT_CACHE_DIR", str(result_cache))
+    return SkillDriver(tmp_path)
+
+

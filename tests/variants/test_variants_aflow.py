@@ -1,0 +1,88 @@
+import numpy as np
+import pytest
+from scipy import stats
+
+from harness.cli.output import UserError
+from harness.variants import aflow
+
+
+def test_probabilities_follow_the_formula():
+    s = np.array([40.0, 55.0, 50.0, 20.0])
+    w = np.exp(0.2 * (s - 55.0))
+    expected = 0.3 / 4 + 0.7 * w / w.sum()
+    got = aflow.selection_probabilities(s)
+    assert np.allclose(got, expected) and got.sum() == pytest.approx(1.0)
+    # λ/n is a floor: even a hopeless candidate keeps some probability.
+    assert aflow.selection_probabilities([0.0, 100.0])[0] >= 0.3 / 2
+
+
+def test_top_candidates_always_include_iteration_zero():
+    scores = {0: 5.0, 1: 50.0, 2: 60.0, 3: 45.0, 4: 70.0, 5: 10.0}
+    assert aflow.top_candidates(scores) == [0, 4, 2, 1]
+    assert aflow.top_candidates({0: 30.0}) == [0]
+    with pytest.raises(UserError, match="iteration 0"):
+        aflow.top_candidates({1: 3.0})
+
+
+def test_draw_frequencies_match_the_formula():
+    scores = {0: 30.0, 1: 42.0, 2: 38.0, 3: 45.0, 4: 10.0}
+    candidates = aflow.top_candidates(scores)
+    p = aflow.selection_probabilities([scores[c] for c in candidates])
+    draws = 20_000
+    counts = {c: 0 for c in candidates}
+    for iteration in range(draws):
+        counts[aflow.select_parent(scores, seed=123, iteration=iteration)["parent"]] += 1
+    observed = np.array([counts[c] for c in candidates])
+    assert counts.get(4, 0) == 0 and 4 not in candidates  # outside the top 4
+    _, pvalue = stats.chisquare(observed, p * draws)
+    assert pvalue > 1e-3, (observed, p * draws)
+
+
+def test_same_seed_and_iteration_draw_the_same_parent():
+    scores = {0: 30.0, 1: 31.0, 2: 29.0}
+    a = [aflow.select_parent(scores, seed=9, iteration=i)["parent"] for i in range(30)]
+    b = [aflow.select_parent(scores, seed=9, iteration=i)["parent"] for i in range(30)]
+    c = [aflow.select_parent(scores, seed=10, iteration=i)["parent"] for i in range(30)]
+    assert a == b and a != c
+
+
+def test_experience_splits_accepted_and_rejected_by_strict_improvement(fake_run):
+    fake_run.commit([1, 0, 0, 0])                                      # 0: 25%
+    fake_run.commit([1, 1, 0, 0], parent=0, description="add memory")  # 1: 50% accepted
+    fake_run.commit([1, 0, 0, 0], parent=0, description="tune planner")  # 2: 25% equal -> rejected
+    fake_run.discard(parent=0, description="broken rewire", reason="check: cycle")
+    fake_run.commit([1, 1, 1, 0], parent=1, description="gate actions")  # 3: child of 1
+    table = aflow.experience(fake_run.paths)
+    assert [r["modification"] for r in table["0"]["success"].values()] == ["add memory"]
+    assert sorted(r["modification"] for r in table["0"]["failure"].values()) == ["broken rewire", "tune planner"]
+    assert list(table["1"]["success"]) == ["3"]
+    result = aflow.write_experience(fake_run.paths, 0)
+    text = (fake_run.root / "memory" / "experience.md").read_text()
+    assert result["accepted"] == 1 and result["rejected"] == 2
+    assert "add memory" in text and "tune planner" in text and "check: cycle" in text
+    assert (fake_run.root / "memory" / "experience.json").is_file()
+
+
+def test_duplicates_are_whitespace_normalised_and_resampled_at_most_five_times(fake_run):
+    fake_run.commit([1, 0])
+    fake_run.commit([1, 1], parent=0, description="Add a  memory node\tbefore planning")
+    fresh = fake_run.staging("2", description="something new")
+    assert aflow.check_duplicate(fake_run.paths, fresh)["duplicate"] is False
+    dup = fake_run.staging("2-a", description="Add a memory node before   planning")
+    outcomes = [aflow.check_duplicate(fake_run.paths, dup) for _ in range(6)]
+    assert all(o["duplicate"] for o in outcomes)
+    assert [o["resample"] for o in outcomes] == [True] * 5 + [False]
+    assert outcomes[-1]["give_up"] and outcomes[-1]["resamples_used"] == 6
+    assert aflow.normalise(" a \n b ") == "a b"
+    assert aflow.normalise("Add memory") != aflow.normalise("add memory")
+
+
+def test_convergence_after_five_unchanged_rounds(fake_run):
+    fake_run.commit([1, 1, 0, 0])
+    for _ in range(5):
+        fake_run.commit([0, 0, 0, 0], parent=0)
+    assert aflow.converged(fake_run.paths)["converged"] is False  # top-3 mean still changing early on
+    for _ in range(3):
+        fake_run.commit([0, 0, 0, 0], parent=0)
+    report = aflow.converged(fake_run.paths)
+    assert report["converged"] is True and report["unchanged_rounds"] >= 5

@@ -1,0 +1,121 @@
+"""KDLoop end to end on the BabyAI executor: one full iteration of
+variants/kdloop.md (THINK → CRITIC → EXPERIMENT with three slots → DISTILL),
+then an empty THINK that triggers REFLECT, which ends the run."""
+
+import json
+import subprocess
+from pathlib import Path
+
+from variantkit import git_log
+
+SPECS = [
+    {"id": "fullmap", "description": "remember the whole level", "axes": ["memory/state"],
+     "hypothesis": "h1: forgetting rooms causes revisits",
+     "patch": {"ops": [{"op": "retype_node", "id": "memory", "type": "babyai.FullMap", "config": {}}]}},
+    {"id": "verify", "description": "verify before saying done", "axes": ["stopping"],
+     "hypothesis": "premature done",
+     "patch": {"ops": [{"op": "retype_node", "id": "stop", "type": "babyai.VerifyStop", "config": {}}]}},
+    {"id": "broken", "description": "pose from a missing port", "axes": ["topology"],
+     "hypothesis": "none", "patch": {"ops": [{"op": "add_edge", "from": "pose.nonexistent", "to": "act.pose"}]}},
+]
+
+
+def test_kdloop_iteration_end_to_end(driver):
+    d = driver
+    d.values.update({"$variant": "kdloop", "$executor": "babyai"})
+    d.run("loop", "architect init $variant $executor --run-id $variant-$executor --json")
+    d.values["$run"] = "kdloop-babyai"
+    run_dir = d.workdir / "runs" / "kdloop-babyai"
+    memory = run_dir / "memory"
+    status = d.run("loop", "architect status $variant-$executor --json")
+    assert status["state"]["next_iteration"] == 1 and status["stop_requested"] is False
+
+    # 0–1
+    d.run("variants/kdloop", "architect kdloop init $run --json")
+    assert (run_dir / "goal.md").is_file()
+    assert d.run("variants/kdloop", "architect kdloop reflect-due $run --json")["due"] is False
+
+    # 2. THINK: three axis-tagged specs on parent 0, one new hypothesis
+    specs_path = memory / "specs" / "1.json"
+    specs_path.write_text(json.dumps({"iteration": 1, "parent": 0, "specs": SPECS}))
+    d.run("variants/kdloop", "architect kdloop append $run hypotheses --text '{\"id\": \"h4\", \"statement\": \"...\", "
+          "\"axes\": [\"planning\"], \"status\": \"open\"}' --json")
+    think = d.run("variants/kdloop", "architect kdloop specs $run runs/$run/memory/specs/N.json --json", N=1)
+    assert think["specs"] == 3 and think["slots"] == {"1": "fullmap", "2": "verify", "3": "broken"}
+
+    # 3. CRITIC patches the specs in place, then they are re-validated
+    doc = json.loads(specs_path.read_text())
+    doc["specs"][2]["critic"] = "vague: which port? kept to show a failing slot"
+    doc["critic"] = "1 note"
+    specs_path.write_text(json.dumps(doc))
+    d.run("variants/kdloop", "architect kdloop specs $run runs/$run/memory/specs/N.json --stage critic --json", N=1)
+
+    # 4. EXPERIMENT: one slot per spec on the same parent
+    slots = {}
+    for k, spec in enumerate(SPECS, start=1):
+        staging = d.run("variants/kdloop", "architect stage $run --parent P --slot k --json", P=0, k=k)["staging"]
+        assert staging.endswith(f"/staging/1-{k}")
+        d.write_proposal(staging, spec["description"], spec["axes"], 0, spec["hypothesis"])
+        Path(staging, "edit.json").write_text(json.dumps(spec["patch"]))
+        valid = spec["id"] != "broken"
+        d.run("implementer",
+              "architect patch $staging/candidate/graph.json $staging/edit.json -o $staging/candidate/graph.json --json",
+              ok=valid, staging=staging)
+        d.run("implementer", "architect check $run $staging --json", ok=valid, staging=staging)
+        if valid:
+            d.run("implementer", "architect smoke $run $staging --json", staging=staging)
+        slots[k] = staging
+    evaluated = d.run("variants/kdloop", "architect kdloop evaluate $run S_1 S_2 --json", S_1=slots[1], S_2=slots[2])
+    assert [s["passed"] for s in evaluated["slots"]] == [True, True] and evaluated["concurrent"] >= 1
+    pick = d.run("variants/kdloop",
+                 "architect kdloop pick $run runs/$run/memory/specs/N.json S_1 S_2 S_3 --json",
+                 N=1, S_1=slots[1], S_2=slots[2], S_3=slots[3])
+    scores = {s["slot"]: s["score"] for s in pick["slots"]}
+    best_slot = "1" if scores["1"] >= scores["2"] else "2"
+    assert pick["best"] == slots[int(best_slot)] and scores["3"] is None
+    d.run("variants/kdloop", "architect fitness $run S_best --json", S_best=pick["best"])
+    committed = d.run("variants/kdloop", "architect commit $run S_best --json", S_best=pick["best"])
+    for other in pick["discard"]:
+        d.run("variants/kdloop", 'architect discard $run S_k --reason "kdloop: not the best slot" --json', S_k=other)
+    assert committed["iteration"] == 1 and committed["slot"] == best_slot
+    assert committed["axes"] == SPECS[int(best_slot) - 1]["axes"]
+
+    experience = [json.loads(l) for l in (memory / "experience.jsonl").read_text().splitlines()]
+    assert [(r["slot"], r["outcome"]) for r in experience] == [
+        ("1", "committed" if best_slot == "1" else "evaluated"),
+        ("2", "committed" if best_slot == "2" else "evaluated"),
+        ("3", "failed")]
+    # memory written before the commit is part of the iteration's git commit
+    shown = subprocess.run(["git", "-C", str(run_dir), "show", "HEAD:memory/experience.jsonl"],
+                           capture_output=True, text=True, check=True).stdout
+    assert len(shown.splitlines()) == 3
+
+    # 5. DISTILL: a lesson, and the tested hypothesis updated (append new, delete old line)
+    d.run("variants/kdloop", 'architect kdloop append $run knowledge --text "..." --json')
+    lines = d.run("variants/kdloop", "architect kdloop show $run hypotheses --json")["lines"]
+    assert len(lines) == 1 and '"h4"' in lines[0]
+    (d.workdir / "row.json").write_text(json.dumps(
+        {"id": "h4", "statement": "...", "axes": ["planning"], "status": "inconclusive", "iteration": 1}))
+    d.run("variants/kdloop", "architect kdloop delete $run hypotheses --line L --json", L=1)
+    hyps = (memory / "hypotheses.jsonl").read_text()
+    assert hyps == ""
+
+    rows = [json.loads(l) for l in (run_dir / "ledger.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in rows] == ["committed", "committed", "discarded", "discarded"]
+    assert {r["reason"] for r in rows[2:]} == {"kdloop: not the best slot"}
+    assert git_log(run_dir)[0].startswith("iteration 1:")
+
+    # iteration 2: an empty THINK fires REFLECT, whose audit ends the run
+    (memory / "specs" / "2.json").write_text(json.dumps({"iteration": 2, "parent": 1, "specs": []}))
+    assert d.run("variants/kdloop", "architect kdloop specs $run runs/$run/memory/specs/N.json --json", N=2)["empty"]
+    due = d.run("variants/kdloop", "architect kdloop reflect-due $run --json")
+    assert due["due"] and due["reasons"] == ["empty_think"]
+    coverage = d.run("variants/kdloop", "architect kdloop coverage $run --json")
+    assert "planning" in coverage["untried"] and coverage["axes"]["topology"]["failed"] == 1
+    d.run("variants/kdloop", 'architect kdloop append $run search_space --text "..." --json')
+    d.run("variants/kdloop", 'architect kdloop stop $run --reason "THINK found nothing left to try" --json')
+    d.run("variants/kdloop", 'architect kdloop reflected $run --note "one line" --json')
+    assert d.run("variants/kdloop", "architect kdloop reflect-due $run --json")["due"] is False
+    assert (run_dir / "STOP").read_text() == "kdloop: THINK found nothing left to try\n"
+    status = d.run("loop", "architect status $variant-$executor --json")
+    assert status["stop_requested"] is True and status["committed"] == [0, 1] and status["staged"] == []
