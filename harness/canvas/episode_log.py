@@ -1,50 +1,153 @@
-"""Per-episode log: one record per node firing, written as JSONL."""
+"""Per-episode log: one record per node firing, written as JSONL.
+
+Summarising is on the runtime's hot path (every firing's inputs and outputs),
+so it is kept cheap without changing what is written:
+
+- exact scalar and short-string types take a fast path;
+- container summaries stop as soon as the text is known to exceed the
+  `MAX_SUMMARY` cut (only the first `MAX_SUMMARY - 3` characters are kept, so
+  building the rest is wasted work);
+- array summaries are cached by (type, shape, dtype);
+- within one tick, a value seen again (the simulator's observation is
+  summarised as its output and again as each consumer's input) reuses its
+  summary, looked up by identity. Values on ports are not mutated by
+  convention; a node may mutate its own state between firings, so the memo is
+  cleared whenever the tick changes or a node fires a second time in the same
+  tick (the simulator executing an action chunk).
+"""
 
 from __future__ import annotations
 
 import json
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 MAX_SUMMARY = 200
 _MAX_ITEMS = 8
+_MAX_REPR = 80
+_BIG = 10 ** 70  # ints below this in size have a repr shorter than _MAX_REPR
+
+_SCALARS = frozenset((int, float, bool, type(None)))
+_array_text: dict = {}  # (type, shape, dtype) -> summary; bounded below
 
 
-def _short(value: Any, depth: int) -> str:
+def _array(value: Any, shape: Any) -> str:
+    try:
+        key = (type(value), shape, value.dtype)
+        text = _array_text.get(key)
+    except TypeError:  # unhashable shape or dtype
+        key, text = None, None
+    if text is None:
+        text = f"<{type(value).__name__} shape={tuple(shape)} dtype={value.dtype}>"
+        if key is not None and len(_array_text) < 4096:
+            _array_text[key] = text
+    return text
+
+
+def _short(value: Any, depth: int, budget: int) -> str:
+    """The summary of `value`, or a prefix of it longer than `budget` characters
+    (the caller then knows its own text is cut and stops)."""
+    cls = type(value)
+    if cls in _SCALARS:
+        text = repr(value)
+        return text if len(text) <= _MAX_REPR else text[:_MAX_REPR - 3] + "..."
+    if cls is str:
+        return repr(value if len(value) <= _MAX_REPR else value[:_MAX_REPR - 3] + "...")
     shape = getattr(value, "shape", None)
     if shape is not None and hasattr(value, "dtype"):
-        return f"<{type(value).__name__} shape={tuple(shape)} dtype={value.dtype}>"
+        return _array(value, shape)
     if isinstance(value, str):
-        return repr(value if len(value) <= 80 else value[:77] + "...")
+        return repr(value if len(value) <= _MAX_REPR else value[:_MAX_REPR - 3] + "...")
     if isinstance(value, dict):
         if depth > 2:
             return "{...}"
-        items = [f"{_short(k, depth + 1)}: {_short(v, depth + 1)}" for k, v in list(value.items())[:_MAX_ITEMS]]
-        return "{" + ", ".join(items) + (", ..." if len(value) > _MAX_ITEMS else "") + "}"
+        parts = ["{"]
+        used = 1
+        first = True
+        for k, v in islice(value.items(), _MAX_ITEMS):
+            if not first:
+                parts.append(", ")
+                used += 2
+            first = False
+            ks = repr(k) if type(k) is str and len(k) <= _MAX_REPR else _short(k, depth + 1, budget - used)
+            parts.append(ks)
+            used += len(ks)
+            if used > budget:
+                return "".join(parts)
+            parts.append(": ")
+            used += 2
+            c = type(v)
+            if (c is str and len(v) <= _MAX_REPR) or c is bool or c is int and -_BIG < v < _BIG:
+                vs = repr(v)
+            else:
+                vs = _short(v, depth + 1, budget - used)
+            parts.append(vs)
+            used += len(vs)
+            if used > budget:
+                return "".join(parts)
+        parts.append(", ...}" if len(value) > _MAX_ITEMS else "}")
+        return "".join(parts)
     if isinstance(value, (list, tuple)):
         if depth > 2:
             return "[...]"
-        items = [_short(v, depth + 1) for v in value[:_MAX_ITEMS]]
-        more = f", ... ({len(value)} items)" if len(value) > _MAX_ITEMS else ""
         open_, close = ("[", "]") if isinstance(value, list) else ("(", ")")
-        return open_ + ", ".join(items) + more + close
+        parts = [open_]
+        used = 1
+        first = True
+        for v in value[:_MAX_ITEMS]:
+            if not first:
+                parts.append(", ")
+                used += 2
+            first = False
+            c = type(v)
+            if (c is str and len(v) <= _MAX_REPR) or c is bool or c is int and -_BIG < v < _BIG:
+                vs = repr(v)
+            else:
+                vs = _short(v, depth + 1, budget - used)
+            parts.append(vs)
+            used += len(vs)
+            if used > budget:
+                return "".join(parts)
+        if len(value) > _MAX_ITEMS:
+            parts.append(f", ... ({len(value)} items)")
+        parts.append(close)
+        return "".join(parts)
     text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return text if len(text) <= _MAX_REPR else text[:_MAX_REPR - 3] + "..."
 
 
 def summarize(value: Any) -> str:
     """A short, bounded repr (arrays by shape and dtype, containers truncated)."""
     try:
-        text = _short(value, 0)
+        text = _short(value, 0, MAX_SUMMARY)
     except Exception as exc:  # a broken __repr__ must not end the episode
         text = f"<unrepresentable {type(value).__name__}: {exc}>"
     return text if len(text) <= MAX_SUMMARY else text[: MAX_SUMMARY - 3] + "..."
 
 
-def summarize_ports(ports: dict | None) -> dict[str, str] | None:
+def summarize_ports(ports: dict | None, memo: dict | None = None) -> dict[str, str] | None:
+    """Summaries of a node's ports. `memo` (id -> (value, summary)) reuses the
+    summary of a value already seen; the value is held so its id stays unique."""
     if ports is None:
         return None
-    return {k: summarize(v) for k, v in ports.items()}
+    out = {}
+    for k, v in ports.items():
+        if type(v) in _SCALARS or type(v) is str:
+            out[k] = summarize(v)
+        elif memo is None:
+            out[k] = summarize(v)
+        else:
+            hit = memo.get(id(v))
+            if hit is not None and hit[0] is v:
+                out[k] = hit[1]
+            else:
+                text = out[k] = summarize(v)
+                memo[id(v)] = (v, text)
+    return out
+
+
+_encoder = json.JSONEncoder(default=summarize)  # what json.dumps(..., default=summarize) builds per call
 
 
 class EpisodeLog:
@@ -53,7 +156,8 @@ class EpisodeLog:
     `EpisodeLog(enabled=False)` records nothing (used to measure the runtime
     alone). Records: node, type, tick, inputs, outputs, duration_s, error,
     model, input_tokens, output_tokens, cost_usd, self (what the node passed
-    to ctx.log). `episode` and `result` are set by the runner.
+    to ctx.log). `episode` and `result` are set by the runner. `duration_s`
+    is kept unrounded in memory and rounded to 0.1 us when written.
     """
 
     def __init__(self, enabled: bool = True):
@@ -61,16 +165,26 @@ class EpisodeLog:
         self.records: list[dict[str, Any]] = []
         self.episode: dict | None = None
         self.result: dict | None = None
+        self._memo: dict[int, tuple[Any, str]] = {}
+        self._memo_tick: int | None = None
+        self._memo_nodes: set[str] = set()
 
     def firing(self, node: str, node_type: str, tick: int, inputs: dict | None, outputs: dict | None,
                duration_s: float, error: str | None = None, usage: dict | None = None,
                self_fields: dict | None = None) -> None:
         if not self.enabled:
             return
+        memo = self._memo
+        fired = self._memo_nodes
+        if tick != self._memo_tick or node in fired:
+            memo.clear()
+            fired.clear()
+            self._memo_tick = tick
+        fired.add(node)
         record: dict[str, Any] = {
             "node": node, "type": node_type, "tick": tick,
-            "inputs": summarize_ports(inputs), "outputs": summarize_ports(outputs),
-            "duration_s": round(duration_s, 7), "error": error,
+            "inputs": summarize_ports(inputs, memo), "outputs": summarize_ports(outputs, memo),
+            "duration_s": duration_s, "error": error,
         }
         if usage:
             record.update(model=usage.get("model"), input_tokens=usage.get("input_tokens", 0),
@@ -80,11 +194,18 @@ class EpisodeLog:
         self.records.append(record)
 
     def to_lines(self) -> list[str]:
+        self._memo.clear()  # release the values held for the memo
+        self._memo_tick = None
+        encode = _encoder.encode
         lines = []
         if self.episode is not None or self.result is not None:
-            lines.append(json.dumps({"kind": "episode", "episode": self.episode, "result": self.result},
-                                    default=summarize))
-        lines.extend(json.dumps({"kind": "firing", **r}, default=summarize) for r in self.records)
+            lines.append(encode({"kind": "episode", "episode": self.episode, "result": self.result}))
+        for r in self.records:
+            line = {"kind": "firing", **r}
+            d = line["duration_s"]
+            if type(d) is float:
+                line["duration_s"] = round(d, 7)
+            lines.append(encode(line))
         return lines
 
     def write_jsonl(self, path: str | Path) -> Path:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import click
@@ -75,18 +74,6 @@ def _summary_line(payload: dict, label: str) -> str:
         extra = f", {payload['warnings']} warning(s)" if payload["warnings"] else ""
         return f"{label}: valid{extra} (hash {payload['hash'][:12]})"
     return f"{label}: {payload['errors']} error(s), {payload['warnings']} warning(s)"
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def register(main: click.Group) -> None:
@@ -165,7 +152,9 @@ def register(main: click.Group) -> None:
         write = payload["valid"] or not refuse_invalid
         if write:
             try:
-                _write_atomic(out_path, json.dumps(result, indent=2) + "\n")
+                from harness.fileio import write_text_atomic
+
+                write_text_atomic(out_path, json.dumps(result, indent=2) + "\n")
             except OSError as exc:
                 fail(UserError(f"{out_path}: cannot write: {exc.strerror or exc}"), as_json)
         payload.update(applied=True, written=write, out=str(out_path))

@@ -58,7 +58,7 @@ def fitness_cmd(run, staging, seed, as_json):
     primary score with 100,000 resamples; aflow, random: mean score in percent)
     and writes STAGING/fitness.json. A zero score is a result, not an error.
     """
-    from harness.rundir.files import write_json_atomic
+    from harness.fileio import write_json_atomic
     from harness.rundir.layout import resolve_run, resolve_staging
     from harness.variants.fitness import fitness_for, manifest
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from harness.evaluation.atomic import write_bytes_atomic, write_json_atomic
+from harness.fileio import write_bytes_atomic, write_json_atomic
 from harness.evaluation.records import jsonable
 
 CACHE_FORMAT = 1

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from harness.cli.output import UserError
-from harness.evaluation.atomic import write_json_atomic
+from harness.fileio import write_json_atomic
 from harness.evaluation.cache import ResultCache, code_fingerprint
 from harness.evaluation.candidate import Candidate, load_candidate
 from harness.evaluation.pool import PoolConfig, run_pool
@@ -53,7 +53,12 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     threads = math.ceil(total_in_flight / n_workers)
 
     records: dict[int, dict] = {}
-    cache = ResultCache(cand.hash, tier, code=code_fingerprint(ex.package_dir)) if (use_cache and not oracle) else None
+    cache = None
+    if use_cache and not oracle:
+        from harness.models import model_fingerprint
+
+        code = code_fingerprint(ex.package_dir) + model_fingerprint(cand.graph, cand.directory)
+        cache = ResultCache(cand.hash, tier, code=code)
     tasks = []
     for index, ep in enumerate(specs):
         log_rel = None if (out is None or oracle) else f"episodes/{_safe(ep['episode_id'])}.jsonl"

@@ -21,6 +21,28 @@ def client_for_graph(graph: dict, candidate_dir=None, mode: str | None = None, c
     return make_client(load_profile(resolve_profile_path(pinned["path"], candidate_dir)), mode, cassette)
 
 
+def model_fingerprint(graph: dict, candidate_dir=None) -> str:
+    """What, besides the candidate's files, decides a model graph's answers: the
+    pinned profile's content, the effective mode and (when replaying) the
+    cassette's content. "" for a graph that pins no profile. Part of the
+    result-cache key, so a replayed result is never served to a live run."""
+    import hashlib
+    import os
+
+    pinned = graph.get("model_profile")
+    if not pinned:
+        return ""
+    path = resolve_profile_path(pinned["path"], candidate_dir)
+    profile = load_profile(path)
+    mode = "replay" if profile.backend == "replay" else (os.environ.get("ARCHITECT_MODEL_MODE") or "live")
+    h = hashlib.sha256(path.read_bytes() + mode.encode())
+    cassette = os.environ.get("ARCHITECT_CASSETTE") or profile.cassette_path()
+    if mode == "replay" and cassette is not None and os.path.isfile(cassette):
+        with open(cassette, "rb") as fh:
+            h.update(fh.read())
+    return h.hexdigest()
+
+
 def register_node_types(registry=None) -> None:
     """Register the `llm.*` node types (into the default registry unless one is given)."""
     from harness.models import nodes

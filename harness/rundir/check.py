@@ -8,8 +8,9 @@ import ast
 import json
 from pathlib import Path
 
+from harness.models.candidate_checks import candidate_violations
 from harness.rundir import proposal, whitelist
-from harness.rundir.files import write_json_atomic
+from harness.fileio import write_json_atomic
 from harness.rundir.tiers import content_hash
 from harness.rundir.run import Run
 
@@ -98,6 +99,7 @@ def check_candidate(run: Run, staging: Path) -> list[dict]:
     violations += parse_violations(child_files)
     violations += graph_violations(child_dir)
     violations += model_profile_violations(parent_dir, child_dir, parent_files, child_files)
+    violations += candidate_violations(child_dir)
     violations += proposal.problems(staging / "proposal.md")
     return violations
 

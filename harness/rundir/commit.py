@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harness.cli.output import UserError
 from harness.rundir import gitops, journal, ledger, proposal, state, tiers, whitelist
-from harness.rundir.files import read_json, write_json_atomic, write_text_atomic
+from harness.fileio import read_json, write_json_atomic, write_text_atomic
 from harness.rundir.records import now_iso
 from harness.rundir.run import Run
 

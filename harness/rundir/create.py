@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harness.cli.output import UserError
 from harness.rundir import gitops, ledger, proposal, state, tiers
-from harness.rundir.files import write_json_atomic, write_text_atomic
+from harness.fileio import write_json_atomic, write_text_atomic
 from harness.rundir.layout import GITIGNORE, RUN_ID_PATTERN, RunPaths
 from harness.rundir.records import now_iso, write_record
 

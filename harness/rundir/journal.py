@@ -3,7 +3,7 @@ first irreversible step and removed after the last one."""
 
 from __future__ import annotations
 
-from harness.rundir.files import read_json, write_json_atomic
+from harness.fileio import read_json, write_json_atomic
 from harness.rundir.layout import RunPaths
 
 

@@ -7,23 +7,14 @@ from collections import Counter
 from pathlib import Path
 
 from harness.cli.output import UserError
-from harness.rundir.files import write_text_atomic
+from harness.fileio import read_jsonl, write_text_atomic
 from harness.rundir.records import check_record
 
 
 def read_rows(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path}:{number}: malformed ledger row: {exc.msg}") from None
+    rows = read_jsonl(path)
+    for number, row in enumerate(rows, start=1):
         check_record("ledger_row", row, f"{path}:{number}")
-        rows.append(row)
     return rows
 
 

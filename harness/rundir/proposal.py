@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from harness.cli.output import UserError
-from harness.rundir.files import write_text_atomic
+from harness.fileio import write_text_atomic
 from harness.schemas import validate_instance
 
 AXES = ["observation", "memory/state", "planning", "prompt", "control/action gating",

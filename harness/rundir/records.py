@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cli.output import UserError
-from harness.rundir.files import write_json_atomic
+from harness.fileio import write_json_atomic
 from harness.schemas import validate_instance
 
 

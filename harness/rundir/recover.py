@@ -10,7 +10,7 @@ import shutil
 
 from harness.cli.output import UserError
 from harness.rundir import gitops, journal, ledger, state
-from harness.rundir.files import write_text_atomic
+from harness.fileio import write_text_atomic
 from harness.rundir.layout import RunPaths
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.cli.output import UserError
 from harness.rundir import gitops, tiers
-from harness.rundir.files import read_json, write_json_atomic
+from harness.fileio import read_json, write_json_atomic
 from harness.rundir.records import now_iso
 from harness.rundir.run import Run
 

@@ -9,7 +9,7 @@ from typing import Iterator
 
 from harness.cli.output import UserError
 from harness.rundir import ledger, state
-from harness.rundir.files import read_json
+from harness.fileio import read_json
 from harness.rundir.layout import RunPaths, resolve_run, resolve_staging
 from harness.rundir.lock import run_lock
 from harness.rundir.records import read_record

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.cli.output import UserError
 from harness.rundir import proposal
-from harness.rundir.files import write_json_atomic
+from harness.fileio import write_json_atomic
 from harness.rundir.layout import STAGING_NAME
 from harness.rundir.records import now_iso
 from harness.rundir.run import Run

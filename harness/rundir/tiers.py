@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from harness.cli.output import UserError
-from harness.rundir.files import read_json, write_json_atomic
+from harness.fileio import read_json, write_json_atomic
 
 VERDICT = "verdict.json"
 FEW_EPISODES = 4

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.cli.output import UserError
-from harness.rundir.files import write_json_atomic, write_text_atomic
+from harness.fileio import write_json_atomic, write_text_atomic
 from harness.rundir.layout import RunPaths
+from harness.fileio import read_jsonl
 from harness.variants.fitness import (
     bootstrap_ci,
     committed_iterations,
@@ -22,7 +23,6 @@ from harness.variants.fitness import (
     episode_scores,
     iteration_metrics,
     manifest,
-    read_jsonl,
     read_proposal,
 )
 

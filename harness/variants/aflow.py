@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from harness.cli.output import UserError
-from harness.rundir.files import write_json_atomic, write_text_atomic
+from harness.fileio import write_json_atomic, write_text_atomic
 from harness.rundir.layout import RunPaths
 from harness.variants.fitness import committed_scores, ledger, read_proposal
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from harness.cli.output import UserError
+from harness.fileio import read_jsonl
 from harness.rundir.layout import RunPaths
 from harness.rundir.proposal import AXES as PROPOSAL_AXES
 
@@ -171,21 +172,6 @@ def fitness_for(variant: str, metrics: dict[str, Any], *, seed: int = 0,
 
 
 # --------------------------------------------------------------------------- run views
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Rows of a JSONL file; a missing file is empty; a bad line names its number."""
-    if not path.is_file():
-        return []
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-    return rows
 
 
 def ledger(paths: RunPaths) -> list[dict[str, Any]]:

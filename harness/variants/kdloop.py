@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from harness.cli.output import UserError
-from harness.rundir.files import write_text_atomic
+from harness.fileio import write_text_atomic
 from harness.rundir.layout import RunPaths
 from harness.schemas import validate_instance
+from harness.fileio import read_jsonl
 from harness.variants.fitness import (
     AXES,
     committed_rows,
     committed_scores,
     primary_mean,
-    read_jsonl,
     staging_iteration,
 )
 

@@ -26,7 +26,7 @@ from harness.canvas.registry import COMPOSITE_TYPE, for_graph
 from harness.canvas.validate import validate_graph
 from harness.cli.output import UserError
 from harness.rundir import proposal as proposal_md
-from harness.rundir.files import write_json_atomic
+from harness.fileio import write_json_atomic
 
 MOVES = ("swap", "set_config", "add_node", "remove_node", "rewire")
 MAX_TRIES = 200

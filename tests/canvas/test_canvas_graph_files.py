@@ -64,8 +64,6 @@ def test_valid_state_composite_runs_and_keeps_run_state():
 
 def test_seed_graph_validates_and_runs():
     seed = Path(__file__).resolve().parents[2] / "seeds" / "babyai" / "graph.json"
-    if not seed.exists():
-        pytest.skip("seeds/babyai/graph.json not present (owned by the BabyAI executor)")
     graph = load_graph(seed)
     assert [p.to_dict() for p in validate_graph(graph, candidate_dir=seed.parent)] == []
     with GraphRunner(graph, candidate_dir=seed.parent) as runner:

@@ -105,3 +105,24 @@ def test_images_are_part_of_the_request_hash(tmp_path):
     b = client.build_request([{"role": "user", "content": [image_part(np.ones((2, 2, 3), np.uint8))]}])
     assert a.key() != b.key()
     assert a.key() == client.build_request([{"role": "user", "content": [image_part(np.zeros((2, 2, 3), np.uint8))]}]).key()
+
+
+def test_model_fingerprint_separates_modes_and_cassettes(tmp_path, monkeypatch):
+    """The evaluation cache key includes it: a replayed result must never be
+    served to a live run, nor one cassette's answers to another's."""
+    from harness.models import model_fingerprint
+
+    cassette = tmp_path / "c.jsonl"
+    cassette.write_text("")
+    profile = tmp_path / "p.yaml"
+    profile.write_text("backend: openai\nmodel: m\nbase_url: http://127.0.0.1:9/v1\n"
+                       f"cassette: {cassette}\n")
+    graph = {"model_profile": {"name": "p", "path": str(profile)}}
+    assert model_fingerprint({"model_profile": None}) == ""
+    monkeypatch.setenv("ARCHITECT_MODEL_MODE", "live")
+    live = model_fingerprint(graph)
+    monkeypatch.setenv("ARCHITECT_MODEL_MODE", "replay")
+    replay = model_fingerprint(graph)
+    cassette.write_text('{"other": "entries"}\n')
+    replay_other = model_fingerprint(graph)
+    assert len({live, replay, replay_other}) == 3

@@ -125,3 +125,14 @@ def test_stage_rejects_unknown_parent_and_init_refuses_an_existing_run(run_dir: 
     out = cli("init", "random", "babyai", "--run-id", run_dir.name, "--runs-dir", str(run_dir.parent), ok=False)
     assert "already exists" in out["error"]
     assert (run_dir / "ledger.jsonl").read_text() == before
+
+
+def test_hostile_context_harness_is_a_check_violation(run_dir: Path):
+    staging = stage(run_dir)
+    (staging / "candidate" / "build_context.py").write_text(
+        "import os\n\ndef build_context(history):\n    return os.environ.get('HOME', '')\n")
+    out = cli("check", str(run_dir), str(staging), ok=False)
+    assert out["_exit_code"] == 1
+    harness = [v for v in out["violations"] if v["code"] == "context_harness"]
+    assert harness and all(v["path"] == "build_context.py" for v in harness), out["violations"]
+    assert any("import" in v["message"] for v in harness)

@@ -21,8 +21,8 @@ _INLINE = re.compile(r"`([^`]+)`")
 
 
 def skill_files() -> list[Path]:
-    """The architect pack (/architect:*); other namespaces belong to other areas."""
-    return sorted(ARCHITECT.rglob("*.md"))
+    """Every command file of the project (/architect:*, /experiment:*)."""
+    return sorted(COMMANDS.rglob("*.md"))
 
 
 def split(path: Path) -> tuple[dict, str]:
@@ -49,7 +49,7 @@ def command_lines(body: str) -> list[str]:
 
 # Placeholders the skills use → dummy values (paths are created by the test).
 PLACEHOLDERS = {
-    "$run": "r1", "$variant": "kdloop", "$executor": "babyai",
+    "$run": "r1", "$candidate": "seeds/babyai", "$tier": "smoke", "$variant": "kdloop", "$executor": "babyai",
     "$staging": "runs/r1/staging/1", "STAGING": "runs/r1/staging/1",
     "S_k": "runs/r1/staging/1-1", "S_1": "runs/r1/staging/1-1", "S_2": "runs/r1/staging/1-2",
     "S_3": "runs/r1/staging/1-3", "S_best": "runs/r1/staging/1-1",
