@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 
 from filelock import FileLock

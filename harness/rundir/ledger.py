@@ -6,7 +6,6 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from harness.cli.output import UserError
 from harness.fileio import read_jsonl, write_text_atomic
 from harness.rundir.records import check_record
 

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from harness.cli.output import UserError
-from harness.fileio import read_jsonl
 from harness.rundir.layout import RunPaths
 from harness.rundir.proposal import AXES as PROPOSAL_AXES
 

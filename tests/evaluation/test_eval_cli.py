@@ -10,7 +10,6 @@ from pathlib import Path
 
 from click.testing import CliRunner
 from eval_candidates import make_candidate
-from eval_fixtures import eval_env  # noqa: F401 - fixture
 
 import executors
 from harness.cli import main

@@ -8,7 +8,6 @@ import json
 
 import pytest
 from eval_candidates import make_candidate
-from eval_fixtures import eval_env  # noqa: F401 - fixture
 
 import executors
 from harness.cli.output import UserError

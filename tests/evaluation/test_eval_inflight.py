@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 from eval_candidates import make_candidate
-from eval_fixtures import eval_env  # noqa: F401 - fixture
 
 from harness.evaluation import evaluate
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
-from eval_fixtures import eval_env  # noqa: F401 - fixture
 
 from harness import SEEDS_DIR
 from harness.cli import main

@@ -12,18 +12,6 @@ import pytest
 from rundir_kit import SMALL, cli
 
 
-@pytest.fixture(scope="session", autouse=True)
-def result_cache(tmp_path_factory):
-    """A private evaluation cache: repeated candidates are cheap, the user's cache untouched."""
-    old = os.environ.get("ARCHITECT_CACHE_DIR")
-    os.environ["ARCHITECT_CACHE_DIR"] = str(tmp_path_factory.mktemp("result-cache"))
-    yield
-    if old is None:
-        os.environ.pop("ARCHITECT_CACHE_DIR", None)
-    else:
-        os.environ["ARCHITECT_CACHE_DIR"] = old
-
-
 @pytest.fixture(scope="session")
 def base_run(tmp_path_factory) -> Path:
     runs = tmp_path_factory.mktemp("base-runs")

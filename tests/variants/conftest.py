@@ -17,19 +17,11 @@ def fake_run(tmp_path):
     return FakeRun(tmp_path / "run")
 
 
-@pytest.fixture(scope="session")
-def result_cache(tmp_path_factory):
-    # One cache for all end-to-end tests: the seed's iteration-0 episodes are
-    # rolled out once, and the runs stay independent (the cache is keyed by content).
-    return tmp_path_factory.mktemp("architect-cache")
-
-
 @pytest.fixture
-def driver(tmp_path, monkeypatch, result_cache):
+def driver(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ARCHITECT_RUNS_DIR", raising=False)
-    monkeypatch.setenv("ARCHITECT_TIER_EPISODES", "2")  # tiny smoke and performance tiers
-    monkeypatch.setenv("ARCHITECT_CACHE_DIR", str(result_cache))
+    monkeypatch.setenv("ARCHITECT_TIER_EPISODES", "2")  # tiny smoke and performance tiers; the session cache is shared
     return SkillDriver(tmp_path)
 
 

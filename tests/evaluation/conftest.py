@@ -1,4 +1,4 @@
-"""Fixtures shared by the evaluation tests (imported by name from test modules)."""
+"""Fixtures of the evaluation tests."""
 
 from __future__ import annotations
 

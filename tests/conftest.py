@@ -1,0 +1,19 @@
+"""Every test runs against private folders: the result cache, default result
+and run folders live under one session tmp dir, never in the user's home or
+the checkout, and no operator override of model mode or cassette leaks in."""
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_architect_dirs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("architect")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("ARCHITECT_CACHE_DIR", str(root / "cache"))
+    patch.setenv("ARCHITECT_RESULTS_DIR", str(root / "results"))
+    patch.setenv("ARCHITECT_RUNS_DIR", str(root / "runs"))
+    patch.delenv("ARCHITECT_MODEL_MODE", raising=False)
+    patch.delenv("ARCHITECT_CASSETTE", raising=False)
+    patch.delenv("ARCHITECT_TIER_EPISODES", raising=False)
+    yield root
+    patch.undo()
