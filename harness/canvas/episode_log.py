@@ -1,19 +1,20 @@
 """Per-episode log: one record per node firing, written as JSONL.
 
-Summarising is on the runtime's hot path (every firing's inputs and outputs),
-so it is kept cheap without changing what is written:
+Summarising runs on every firing's inputs and outputs, so it is kept cheap
+without changing what is written (each summary is the same text the plain
+recursive rule gives):
 
-- exact scalar and short-string types take a fast path;
+- exact scalar and short-string types take a fast path, and so do small flat
+  lists/tuples/dicts of them (their builtin repr is the summary);
 - container summaries stop as soon as the text is known to exceed the
-  `MAX_SUMMARY` cut (only the first `MAX_SUMMARY - 3` characters are kept, so
-  building the rest is wasted work);
+  `MAX_SUMMARY` cut (only its first `MAX_SUMMARY - 3` characters are kept);
 - array summaries are cached by (type, shape, dtype);
 - within one tick, a value seen again (the simulator's observation is
   summarised as its output and again as each consumer's input) reuses its
   summary, looked up by identity. Values on ports are not mutated by
-  convention; a node may mutate its own state between firings, so the memo is
-  cleared whenever the tick changes or a node fires a second time in the same
-  tick (the simulator executing an action chunk).
+  convention, but a node may mutate its own state between firings, so the
+  memo is cleared whenever the tick changes or a node fires a second time in
+  the same tick (the simulator executing an action chunk).
 """
 
 from __future__ import annotations
@@ -26,10 +27,20 @@ from typing import Any
 MAX_SUMMARY = 200
 _MAX_ITEMS = 8
 _MAX_REPR = 80
-_BIG = 10 ** 70  # ints below this in size have a repr shorter than _MAX_REPR
+_BIG = 10 ** 70  # ints strictly between -_BIG and _BIG have a repr of at most _MAX_REPR characters
 
 _SCALARS = frozenset((int, float, bool, type(None)))
 _array_text: dict = {}  # (type, shape, dtype) -> summary; bounded below
+
+
+def _simple(v: Any) -> bool:
+    """True when repr(v) is v's summary and it is short."""
+    c = type(v)
+    if c is str:
+        return len(v) <= _MAX_REPR
+    if c is int:
+        return -_BIG < v < _BIG
+    return c is bool or c is float or v is None
 
 
 def _array(value: Any, shape: Any) -> str:
@@ -47,21 +58,28 @@ def _array(value: Any, shape: Any) -> str:
 
 def _short(value: Any, depth: int, budget: int) -> str:
     """The summary of `value`, or a prefix of it longer than `budget` characters
-    (the caller then knows its own text is cut and stops)."""
+    (the caller then knows its own text will be cut, and stops)."""
     cls = type(value)
+    if cls is str:
+        return repr(value if len(value) <= _MAX_REPR else value[:_MAX_REPR - 3] + "...")
     if cls in _SCALARS:
         text = repr(value)
         return text if len(text) <= _MAX_REPR else text[:_MAX_REPR - 3] + "..."
-    if cls is str:
-        return repr(value if len(value) <= _MAX_REPR else value[:_MAX_REPR - 3] + "...")
-    shape = getattr(value, "shape", None)
-    if shape is not None and hasattr(value, "dtype"):
-        return _array(value, shape)
-    if isinstance(value, str):
-        return repr(value if len(value) <= _MAX_REPR else value[:_MAX_REPR - 3] + "...")
+    if cls is not dict and cls is not list and cls is not tuple:
+        shape = getattr(value, "shape", None)
+        if shape is not None and hasattr(value, "dtype"):
+            return _array(value, shape)
+        if isinstance(value, str):
+            return repr(value if len(value) <= _MAX_REPR else value[:_MAX_REPR - 3] + "...")
     if isinstance(value, dict):
         if depth > 2:
             return "{...}"
+        if cls is dict and len(value) <= _MAX_ITEMS:
+            for k, v in value.items():
+                if not (_simple(k) and _simple(v)):
+                    break
+            else:
+                return repr(value)
         parts = ["{"]
         used = 1
         first = True
@@ -77,11 +95,7 @@ def _short(value: Any, depth: int, budget: int) -> str:
                 return "".join(parts)
             parts.append(": ")
             used += 2
-            c = type(v)
-            if (c is str and len(v) <= _MAX_REPR) or c is bool or c is int and -_BIG < v < _BIG:
-                vs = repr(v)
-            else:
-                vs = _short(v, depth + 1, budget - used)
+            vs = repr(v) if _simple(v) else _short(v, depth + 1, budget - used)
             parts.append(vs)
             used += len(vs)
             if used > budget:
@@ -91,6 +105,12 @@ def _short(value: Any, depth: int, budget: int) -> str:
     if isinstance(value, (list, tuple)):
         if depth > 2:
             return "[...]"
+        if (cls is list or (cls is tuple and len(value) != 1)) and len(value) <= _MAX_ITEMS:
+            for v in value:
+                if not _simple(v):
+                    break
+            else:
+                return repr(value)
         open_, close = ("[", "]") if isinstance(value, list) else ("(", ")")
         parts = [open_]
         used = 1
@@ -100,11 +120,7 @@ def _short(value: Any, depth: int, budget: int) -> str:
                 parts.append(", ")
                 used += 2
             first = False
-            c = type(v)
-            if (c is str and len(v) <= _MAX_REPR) or c is bool or c is int and -_BIG < v < _BIG:
-                vs = repr(v)
-            else:
-                vs = _short(v, depth + 1, budget - used)
+            vs = repr(v) if _simple(v) else _short(v, depth + 1, budget - used)
             parts.append(vs)
             used += len(vs)
             if used > budget:
@@ -128,14 +144,12 @@ def summarize(value: Any) -> str:
 
 def summarize_ports(ports: dict | None, memo: dict | None = None) -> dict[str, str] | None:
     """Summaries of a node's ports. `memo` (id -> (value, summary)) reuses the
-    summary of a value already seen; the value is held so its id stays unique."""
+    summary of a value already seen; it holds the value so the id stays unique."""
     if ports is None:
         return None
     out = {}
     for k, v in ports.items():
-        if type(v) in _SCALARS or type(v) is str:
-            out[k] = summarize(v)
-        elif memo is None:
+        if memo is None or _simple(v):
             out[k] = summarize(v)
         else:
             hit = memo.get(id(v))
@@ -147,7 +161,29 @@ def summarize_ports(ports: dict | None, memo: dict | None = None) -> dict[str, s
     return out
 
 
-_encoder = json.JSONEncoder(default=summarize)  # what json.dumps(..., default=summarize) builds per call
+class _Encoder:
+    """`json.dumps(obj, default=summarize)` with the encoder built once."""
+
+    def __init__(self):
+        self._py = json.JSONEncoder(default=summarize)
+        self._c = None
+        self._markers: dict = {}
+        make = getattr(json.encoder, "c_make_encoder", None)
+        if make is not None:
+            self._c = make(self._markers, summarize, json.encoder.encode_basestring_ascii, None,
+                           ": ", ", ", False, False, True)
+
+    def encode(self, obj: Any) -> str:
+        if self._c is None or type(obj) is not dict:
+            return self._py.encode(obj)
+        try:
+            return "".join(self._c(obj, 0))
+        except BaseException:
+            self._markers.clear()  # an aborted pass can leave entries behind
+            raise
+
+
+_encoder = _Encoder()
 
 
 class EpisodeLog:
@@ -156,8 +192,7 @@ class EpisodeLog:
     `EpisodeLog(enabled=False)` records nothing (used to measure the runtime
     alone). Records: node, type, tick, inputs, outputs, duration_s, error,
     model, input_tokens, output_tokens, cost_usd, self (what the node passed
-    to ctx.log). `episode` and `result` are set by the runner. `duration_s`
-    is kept unrounded in memory and rounded to 0.1 us when written.
+    to ctx.log). `episode` and `result` are set by the runner.
     """
 
     def __init__(self, enabled: bool = True):
@@ -165,9 +200,9 @@ class EpisodeLog:
         self.records: list[dict[str, Any]] = []
         self.episode: dict | None = None
         self.result: dict | None = None
-        self._memo: dict[int, tuple[Any, str]] = {}
+        self._memo: dict[int, tuple[Any, str]] = {}  # summaries of this tick's values, by id
         self._memo_tick: int | None = None
-        self._memo_nodes: set[str] = set()
+        self._memo_nodes: set[str] = set()  # nodes that fired since the memo was cleared
 
     def firing(self, node: str, node_type: str, tick: int, inputs: dict | None, outputs: dict | None,
                duration_s: float, error: str | None = None, usage: dict | None = None,
@@ -184,7 +219,7 @@ class EpisodeLog:
         record: dict[str, Any] = {
             "node": node, "type": node_type, "tick": tick,
             "inputs": summarize_ports(inputs, memo), "outputs": summarize_ports(outputs, memo),
-            "duration_s": duration_s, "error": error,
+            "duration_s": round(duration_s, 7), "error": error,
         }
         if usage:
             record.update(model=usage.get("model"), input_tokens=usage.get("input_tokens", 0),
@@ -194,18 +229,14 @@ class EpisodeLog:
         self.records.append(record)
 
     def to_lines(self) -> list[str]:
-        self._memo.clear()  # release the values held for the memo
+        self._memo.clear()  # release the values the memo holds
         self._memo_tick = None
         encode = _encoder.encode
         lines = []
         if self.episode is not None or self.result is not None:
             lines.append(encode({"kind": "episode", "episode": self.episode, "result": self.result}))
-        for r in self.records:
-            line = {"kind": "firing", **r}
-            d = line["duration_s"]
-            if type(d) is float:
-                line["duration_s"] = round(d, 7)
-            lines.append(encode(line))
+        # a record always has keys, so its text is "{...}": prepend the kind
+        lines.extend('{"kind": "firing", ' + encode(r)[1:] for r in self.records)
         return lines
 
     def write_jsonl(self, path: str | Path) -> Path:

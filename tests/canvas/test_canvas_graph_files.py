@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.canvas import EpisodeLog, GraphRunner, load_graph, validate_graph
+from harness.canvas import EpisodeLog, GraphRunner, apply_patch, diff_graphs, load_graph, validate_graph
 
 GRAPHS = Path(__file__).resolve().parents[1] / "graphs"
 EXPECTED = json.loads((GRAPHS / "expected" / "faulty_problems.json").read_text())
@@ -69,3 +69,14 @@ def test_seed_graph_validates_and_runs():
     with GraphRunner(graph, candidate_dir=seed.parent) as runner:
         result = runner.run_episode({"level": "BabyAI-GoToLocal-v0", "seed": 0})
     assert result["error"] is None and result["steps"] >= 1
+
+
+def test_readme_example_patch_turns_the_seed_into_a_valid_graph():
+    root = Path(__file__).resolve().parents[2]
+    seed = load_graph(root / "seeds" / "babyai" / "graph.json")
+    patch = json.loads((root / "docs" / "examples" / "full_map_frontier.patch.json").read_text())
+    patched = apply_patch(seed, patch)
+    assert patched["nodes"]["memory"]["type"] == "babyai.FullMap"
+    assert patched["nodes"]["explore"]["type"] == "babyai.FrontierExplore"
+    assert [p.to_dict() for p in validate_graph(patched)] == []
+    assert apply_patch(seed, diff_graphs(seed, patched)) == patched
