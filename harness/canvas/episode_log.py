@@ -9,12 +9,18 @@ recursive rule gives):
 - container summaries stop as soon as the text is known to exceed the
   `MAX_SUMMARY` cut (only its first `MAX_SUMMARY - 3` characters are kept);
 - array summaries are cached by (type, shape, dtype);
-- within one tick, a value seen again (the simulator's observation is
-  summarised as its output and again as each consumer's input) reuses its
-  summary, looked up by identity. Values on ports are not mutated by
-  convention, but a node may mutate its own state between firings, so the
-  memo is cleared whenever the tick changes or a node fires a second time in
-  the same tick (the simulator executing an action chunk).
+- a value seen again reuses its summary, looked up by identity: the
+  simulator's observation is summarised as its output and again as each
+  consumer's input. Values on ports are not mutated by convention, but a node
+  may mutate its own state (a map it outputs every tick) when it fires. So
+  only inputs are looked up (a firing's outputs are always summarised afresh,
+  and replace the memo's entry), and the memo is cleared whenever a node fires
+  a second time since the last clear (the next tick's agents, the simulator
+  executing the next action of a chunk): between two clears no node fires
+  twice, so no value can have been changed by its owner after it was
+  summarised and before it is read as an input. (The runtime also calls
+  `forget` at an episode's start and at each firing of a node that may write
+  state cells: a cell's live value may be on a port.)
 """
 
 from __future__ import annotations
@@ -43,6 +49,41 @@ def _simple(v: Any) -> bool:
     return c is bool or c is float or v is None
 
 
+_FLAT = frozenset((bool, float, type(None)))  # repr always short
+_STR, _INT = frozenset((str,)), frozenset((int,))
+_SIMPLE_TYPES = _FLAT | _STR | _INT
+_REPRABLE_TYPES = _SIMPLE_TYPES | {list, tuple, dict}
+
+
+def _reprable(items: Any, depth: int) -> bool:
+    """True when the builtin repr of each of `items` (the elements, keys or
+    values of a container at `depth`) is exactly its summary: short scalars and
+    strings, and small flat lists, tuples and dicts of them while within the
+    depth limit. The usual homogeneous cases are checked at C speed."""
+    types = set(map(type, items))
+    if types <= _FLAT:
+        return True
+    if types == _STR:
+        return max(map(len, items)) <= _MAX_REPR
+    if types == _INT:
+        return -_BIG < min(items) and max(items) < _BIG
+    if types <= _SIMPLE_TYPES:
+        return all(map(_simple, items))
+    if depth >= 2 or not types <= _REPRABLE_TYPES:
+        return False
+    for v in items:
+        c = type(v)
+        if c is list or c is tuple:
+            if len(v) > _MAX_ITEMS or (c is tuple and len(v) == 1) or not _reprable(v, depth + 1):
+                return False
+        elif c is dict:
+            if len(v) > _MAX_ITEMS or not _reprable(v, depth + 1) or not _reprable(v.values(), depth + 1):
+                return False
+        elif not _simple(v):
+            return False
+    return True
+
+
 def _array(value: Any, shape: Any) -> str:
     try:
         key = (type(value), shape, value.dtype)
@@ -60,77 +101,75 @@ def _short(value: Any, depth: int, budget: int) -> str:
     """The summary of `value`, or a prefix of it longer than `budget` characters
     (the caller then knows its own text will be cut, and stops)."""
     cls = type(value)
+    if cls is dict:
+        return "{...}" if depth > 2 else _dict_text(value, depth, budget)
+    if cls is list or cls is tuple:
+        return "[...]" if depth > 2 else _seq_text(value, cls is list, depth, budget)
     if cls is str:
         return repr(value if len(value) <= _MAX_REPR else value[:_MAX_REPR - 3] + "...")
     if cls in _SCALARS:
         text = repr(value)
         return text if len(text) <= _MAX_REPR else text[:_MAX_REPR - 3] + "..."
-    if cls is not dict and cls is not list and cls is not tuple:
-        shape = getattr(value, "shape", None)
-        if shape is not None and hasattr(value, "dtype"):
-            return _array(value, shape)
-        if isinstance(value, str):
-            return repr(value if len(value) <= _MAX_REPR else value[:_MAX_REPR - 3] + "...")
+    shape = getattr(value, "shape", None)
+    if shape is not None and hasattr(value, "dtype"):
+        return _array(value, shape)
+    if isinstance(value, str):
+        return repr(value if len(value) <= _MAX_REPR else value[:_MAX_REPR - 3] + "...")
     if isinstance(value, dict):
-        if depth > 2:
-            return "{...}"
-        if cls is dict and len(value) <= _MAX_ITEMS:
-            for k, v in value.items():
-                if not (_simple(k) and _simple(v)):
-                    break
-            else:
-                return repr(value)
-        parts = ["{"]
-        used = 1
-        first = True
-        for k, v in islice(value.items(), _MAX_ITEMS):
-            if not first:
-                parts.append(", ")
-                used += 2
-            first = False
-            ks = repr(k) if type(k) is str and len(k) <= _MAX_REPR else _short(k, depth + 1, budget - used)
-            parts.append(ks)
-            used += len(ks)
-            if used > budget:
-                return "".join(parts)
-            parts.append(": ")
-            used += 2
-            vs = repr(v) if _simple(v) else _short(v, depth + 1, budget - used)
-            parts.append(vs)
-            used += len(vs)
-            if used > budget:
-                return "".join(parts)
-        parts.append(", ...}" if len(value) > _MAX_ITEMS else "}")
-        return "".join(parts)
+        return "{...}" if depth > 2 else _dict_text(value, depth, budget)
     if isinstance(value, (list, tuple)):
-        if depth > 2:
-            return "[...]"
-        if (cls is list or (cls is tuple and len(value) != 1)) and len(value) <= _MAX_ITEMS:
-            for v in value:
-                if not _simple(v):
-                    break
-            else:
-                return repr(value)
-        open_, close = ("[", "]") if isinstance(value, list) else ("(", ")")
-        parts = [open_]
-        used = 1
-        first = True
-        for v in value[:_MAX_ITEMS]:
-            if not first:
-                parts.append(", ")
-                used += 2
-            first = False
-            vs = repr(v) if _simple(v) else _short(v, depth + 1, budget - used)
-            parts.append(vs)
-            used += len(vs)
-            if used > budget:
-                return "".join(parts)
-        if len(value) > _MAX_ITEMS:
-            parts.append(f", ... ({len(value)} items)")
-        parts.append(close)
-        return "".join(parts)
+        return "[...]" if depth > 2 else _seq_text(value, isinstance(value, list), depth, budget)
     text = repr(value)
     return text if len(text) <= _MAX_REPR else text[:_MAX_REPR - 3] + "..."
+
+
+def _item_text(v: Any, depth: int, budget: int) -> str:
+    c = type(v)
+    if c is str:
+        return repr(v if len(v) <= _MAX_REPR else v[:_MAX_REPR - 3] + "...")
+    if c is bool or c is float or v is None or (c is int and -_BIG < v < _BIG):
+        return repr(v)
+    return _short(v, depth, budget)
+
+
+def _dict_text(value: dict, depth: int, budget: int) -> str:
+    n = len(value)
+    if n <= _MAX_ITEMS:
+        if type(value) is dict and _reprable(value, depth) and _reprable(value.values(), depth):
+            return repr(value)
+        items = value.items()
+    else:
+        items = islice(value.items(), _MAX_ITEMS)
+    parts: list[str] = []
+    used = -1  # len("{" + ", ".join(parts))
+    for k, v in items:
+        ks = _item_text(k, depth + 1, budget - used - 2)
+        at = used + 2 + len(ks)
+        if at > budget:
+            parts.append(ks)
+            return "{" + ", ".join(parts)
+        item = ks + ": " + _item_text(v, depth + 1, budget - at - 2)
+        parts.append(item)
+        used += 2 + len(item)
+        if used > budget:
+            return "{" + ", ".join(parts)
+    return "{" + ", ".join(parts) + (", ...}" if n > _MAX_ITEMS else "}")
+
+
+def _seq_text(value: list | tuple, is_list: bool, depth: int, budget: int) -> str:
+    n = len(value)
+    if n <= _MAX_ITEMS and (is_list or n != 1) and type(value) in (list, tuple) and _reprable(value, depth):
+        return repr(value)  # (a 1-tuple's repr has a trailing comma the summary has not)
+    open_ = "[" if is_list else "("
+    parts: list[str] = []
+    used = -1  # len(open_ + ", ".join(parts))
+    for v in value[:_MAX_ITEMS]:
+        text = _item_text(v, depth + 1, budget - used - 2)
+        parts.append(text)
+        used += 2 + len(text)
+        if used > budget:
+            return open_ + ", ".join(parts)
+    return open_ + ", ".join(parts) + (f", ... ({n} items)" if n > _MAX_ITEMS else "") + ("]" if is_list else ")")
 
 
 def summarize(value: Any) -> str:
@@ -142,48 +181,35 @@ def summarize(value: Any) -> str:
     return text if len(text) <= MAX_SUMMARY else text[: MAX_SUMMARY - 3] + "..."
 
 
-def summarize_ports(ports: dict | None, memo: dict | None = None) -> dict[str, str] | None:
+def summarize_ports(ports: dict | None, memo: dict | None = None, fresh: bool = False) -> dict[str, str] | None:
     """Summaries of a node's ports. `memo` (id -> (value, summary)) reuses the
-    summary of a value already seen; it holds the value so the id stays unique."""
+    summary of a value already seen (it holds the value, so the id stays
+    unique); with `fresh` every value is summarised and the memo updated."""
     if ports is None:
         return None
     out = {}
-    for k, v in ports.items():
-        if memo is None or _simple(v):
-            out[k] = summarize(v)
-        else:
-            hit = memo.get(id(v))
-            if hit is not None and hit[0] is v:
-                out[k] = hit[1]
+    try:
+        for k, v in ports.items():
+            c = type(v)
+            if c is str and len(v) <= _MAX_REPR:
+                out[k] = repr(v)
+            elif c is bool or c is float or v is None or (c is int and -_BIG < v < _BIG):
+                out[k] = repr(v)
+            elif memo is None:
+                out[k] = summarize(v)
             else:
-                text = out[k] = summarize(v)
-                memo[id(v)] = (v, text)
+                hit = None if fresh else memo.get(id(v))
+                if hit is not None and hit[0] is v:
+                    out[k] = hit[1]
+                else:
+                    text = _short(v, 0, MAX_SUMMARY)
+                    if len(text) > MAX_SUMMARY:
+                        text = text[:MAX_SUMMARY - 3] + "..."
+                    out[k] = text
+                    memo[id(v)] = (v, text)
+    except Exception:  # a broken __repr__: summarize() words it
+        return {k: summarize(v) for k, v in ports.items()}
     return out
-
-
-class _Encoder:
-    """`json.dumps(obj, default=summarize)` with the encoder built once."""
-
-    def __init__(self):
-        self._py = json.JSONEncoder(default=summarize)
-        self._c = None
-        self._markers: dict = {}
-        make = getattr(json.encoder, "c_make_encoder", None)
-        if make is not None:
-            self._c = make(self._markers, summarize, json.encoder.encode_basestring_ascii, None,
-                           ": ", ", ", False, False, True)
-
-    def encode(self, obj: Any) -> str:
-        if self._c is None or type(obj) is not dict:
-            return self._py.encode(obj)
-        try:
-            return "".join(self._c(obj, 0))
-        except BaseException:
-            self._markers.clear()  # an aborted pass can leave entries behind
-            raise
-
-
-_encoder = _Encoder()
 
 
 class EpisodeLog:
@@ -200,9 +226,15 @@ class EpisodeLog:
         self.records: list[dict[str, Any]] = []
         self.episode: dict | None = None
         self.result: dict | None = None
-        self._memo: dict[int, tuple[Any, str]] = {}  # summaries of this tick's values, by id
-        self._memo_tick: int | None = None
+        self._memo: dict[int, tuple[Any, str]] = {}  # summaries of recent port values, by id
         self._memo_nodes: set[str] = set()  # nodes that fired since the memo was cleared
+
+    def forget(self) -> None:
+        """Drop the memo of summaries: call when values may have changed other than
+        by their producing node's firing (nodes reset for a new episode, a node
+        writing state cells, whose live values other ports may carry)."""
+        self._memo.clear()
+        self._memo_nodes.clear()
 
     def firing(self, node: str, node_type: str, tick: int, inputs: dict | None, outputs: dict | None,
                duration_s: float, error: str | None = None, usage: dict | None = None,
@@ -211,14 +243,13 @@ class EpisodeLog:
             return
         memo = self._memo
         fired = self._memo_nodes
-        if tick != self._memo_tick or node in fired:
+        if node in fired:
             memo.clear()
             fired.clear()
-            self._memo_tick = tick
         fired.add(node)
         record: dict[str, Any] = {
             "node": node, "type": node_type, "tick": tick,
-            "inputs": summarize_ports(inputs, memo), "outputs": summarize_ports(outputs, memo),
+            "inputs": summarize_ports(inputs, memo), "outputs": summarize_ports(outputs, memo, fresh=True),
             "duration_s": round(duration_s, 7), "error": error,
         }
         if usage:
@@ -229,9 +260,8 @@ class EpisodeLog:
         self.records.append(record)
 
     def to_lines(self) -> list[str]:
-        self._memo.clear()  # release the values the memo holds
-        self._memo_tick = None
-        encode = _encoder.encode
+        self.forget()  # release the values the memo holds
+        encode = json.JSONEncoder(default=summarize).encode
         lines = []
         if self.episode is not None or self.result is not None:
             lines.append(encode({"kind": "episode", "episode": self.episode, "result": self.result}))
@@ -244,6 +274,7 @@ class EpisodeLog:
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
         tmp = p.with_name(p.name + ".tmp")
-        tmp.write_text("".join(line + "\n" for line in self.to_lines()), encoding="utf-8")
+        lines = self.to_lines()
+        tmp.write_text("\n".join(lines) + "\n" if lines else "", encoding="utf-8")
         tmp.replace(p)
         return p

@@ -164,6 +164,7 @@ class GraphRunner:
         shared.log_enabled = logging
         if log is not None:
             log.episode = episode
+            log.forget()  # nodes are reset below: values it memoised may change
         self._init_cells("episode")
         self._init_cells("step")
         sim = self.nodes[self.sim_id]
@@ -320,6 +321,8 @@ class GraphRunner:
 
     @staticmethod
     def _log_firing(log, ctx, nid, tname, tick, inputs, outs, t0, error=None):
+        if ctx._writes:  # noqa: SLF001 - it may have changed cells in place, whose live values ports may carry
+            log.forget()
         log.firing(nid, tname, tick, inputs, outs if isinstance(outs, dict) else None,
                    time.perf_counter() - t0, error=error, usage=ctx.model_usage, self_fields=ctx.self_log)
         ctx.self_log = ctx.model_usage = None
