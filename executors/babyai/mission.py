@@ -24,21 +24,6 @@ class MissionParseError(ValueError):
     """Text that is not in the BabyAI grammar."""
 
 
-def split_mission(mission: str) -> list[str]:
-    """Ordered leaf subgoals: 'A after you B' puts B first; 'and' keeps the written order."""
-    text = " ".join(mission.strip().rstrip(".").split())
-    if " after you " in text:
-        first, second = text.split(" after you ", 1)
-        return split_mission(second) + split_mission(first)
-    parts = re.split(r",?\s+then\s+", text, maxsplit=1)
-    if len(parts) == 2:
-        return split_mission(parts[0]) + split_mission(parts[1])
-    leaves = [p.strip() for p in text.split(" and ")]
-    for leaf in leaves:
-        parse_subgoal(leaf)  # raises on anything outside the grammar
-    return leaves
-
-
 def mission_groups(mission: str) -> list[list[str]]:
     """Subgoals grouped into stages: stages run in order, the parts of one
     stage (joined by 'and') in any order."""
@@ -50,6 +35,14 @@ def mission_groups(mission: str) -> list[list[str]]:
     if len(parts) == 2:
         return mission_groups(parts[0]) + mission_groups(parts[1])
     return [[p.strip() for p in text.split(" and ")]]
+
+
+def split_mission(mission: str) -> list[str]:
+    """Ordered leaf subgoals: 'A after you B' puts B first; 'and' keeps the written order."""
+    leaves = [leaf for stage in mission_groups(mission) for leaf in stage]
+    for leaf in leaves:
+        parse_subgoal(leaf)  # raises on anything outside the grammar
+    return leaves
 
 
 def parse_desc(text: str) -> dict:

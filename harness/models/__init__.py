@@ -5,7 +5,9 @@
     reply = client.complete("Where is the red ball?", system="You plan.")
 """
 
-from harness.models.client import ModelClient, make_client
+from pathlib import Path
+
+from harness.models.client import ModelClient, effective_setup, make_client
 from harness.models.profile import InferenceProfile, ProfileError, load_profile, resolve_profile_path
 from harness.models.request import CassetteMiss, ModelCallError, ModelResponse
 
@@ -27,19 +29,15 @@ def model_fingerprint(graph: dict, candidate_dir=None) -> str:
     cassette's content. "" for a graph that pins no profile. Part of the
     result-cache key, so a replayed result is never served to a live run."""
     import hashlib
-    import os
 
     pinned = graph.get("model_profile")
     if not pinned:
         return ""
     path = resolve_profile_path(pinned["path"], candidate_dir)
-    profile = load_profile(path)
-    mode = "replay" if profile.backend == "replay" else (os.environ.get("ARCHITECT_MODEL_MODE") or "live")
+    mode, cassette = effective_setup(load_profile(path))
     h = hashlib.sha256(path.read_bytes() + mode.encode())
-    cassette = os.environ.get("ARCHITECT_CASSETTE") or profile.cassette_path()
-    if mode == "replay" and cassette is not None and os.path.isfile(cassette):
-        with open(cassette, "rb") as fh:
-            h.update(fh.read())
+    if mode == "replay" and cassette is not None and Path(cassette).is_file():
+        h.update(Path(cassette).read_bytes())
     return h.hexdigest()
 
 

@@ -142,13 +142,11 @@ class ModelClient:
             self.backend.close()
 
 
-def make_client(profile: InferenceProfile, mode: str | None = None, cassette: str | Path | Cassette | None = None,
-                *, on_retry: Callable[[dict], None] | None = None) -> ModelClient:
-    """Build the client for a profile.
-
-    Mode: `ARCHITECT_MODEL_MODE` when set (an operator's override, e.g. to run an
-    evaluation offline), else `mode`, else live. Backend `replay` always replays.
-    """
+def effective_setup(profile: InferenceProfile, mode: str | None = None, cassette=None):
+    """The (mode, cassette) a client for `profile` uses: `ARCHITECT_MODEL_MODE`
+    when set (an operator's override), else `mode`, else live; backend
+    `replay` always replays. The cassette: the one given, else
+    `ARCHITECT_CASSETTE`, else the profile's."""
     mode = os.environ.get("ARCHITECT_MODEL_MODE") or mode or "live"
     if mode not in MODES:
         raise ProfileError(f"model mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -158,6 +156,13 @@ def make_client(profile: InferenceProfile, mode: str | None = None, cassette: st
         mode = "replay"
     if cassette is None:
         cassette = os.environ.get("ARCHITECT_CASSETTE") or profile.cassette_path()
+    return mode, cassette
+
+
+def make_client(profile: InferenceProfile, mode: str | None = None, cassette: str | Path | Cassette | None = None,
+                *, on_retry: Callable[[dict], None] | None = None) -> ModelClient:
+    """Build the client for a profile (mode and cassette as `effective_setup` resolves them)."""
+    mode, cassette = effective_setup(profile, mode, cassette)
     if mode in ("record", "replay") and cassette is None:
         raise ProfileError(f"mode {mode!r} needs a cassette: set the profile key 'cassette', "
                            "pass one, or set ARCHITECT_CASSETTE")

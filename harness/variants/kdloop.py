@@ -16,6 +16,7 @@ from typing import Any
 from harness.cli.output import UserError
 from harness.fileio import write_text_atomic
 from harness.rundir.layout import RunPaths
+from harness.rundir.records import read_record
 from harness.schemas import validate_instance
 from harness.fileio import read_jsonl
 from harness.variants.fitness import (
@@ -140,15 +141,7 @@ def record_event(paths: RunPaths, event: dict[str, Any]) -> None:
 
 
 def load_specs(path: Path) -> dict[str, Any]:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such specs file") from None
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
-    errors = validate_instance("specs", doc)
-    if errors:
-        raise UserError(f"{path}: does not match schemas/specs.schema.json: " + "; ".join(errors))
+    doc = read_record("specs", path)
     ids = [s["id"] for s in doc["specs"]]
     if len(set(ids)) != len(ids):
         raise UserError(f"{path}: spec ids must be unique, got {ids}")
