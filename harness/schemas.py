@@ -8,6 +8,7 @@ Every schema is Draft 2020-12. Schemas may `$ref` each other by file name
 from __future__ import annotations
 
 import json
+import re
 import threading
 from functools import lru_cache
 from typing import Any
@@ -105,6 +106,40 @@ def fast_is_valid(name: str):
     """`compile_fast` for a schema in schemas/ (cached)."""
     with _lock:
         return compile_fast(load_schema(name))
+
+
+@lru_cache(maxsize=None)
+def fast_subschema_is_valid(name: str, pointer: str):
+    """A fast validity test for one part of a schema in schemas/, e.g.
+    `("patch", "/$defs/op/allOf/3/then")`; `$ref`s into other files in schemas/
+    are resolved from the folder. Yes/no only, like `compile_fast`: error
+    reports come from `iter_subschema_errors`."""
+    import fastjsonschema
+
+    schema = load_schema(name)
+    root = {"$schema": "http://json-schema.org/draft-07/schema#", "$ref": "#" + pointer,
+            **{k: v for k, v in schema.items() if k in ("$id", "$defs")}}
+    text = json.dumps(root)
+    referenced = {ref.split("#", 1)[0] for ref in re.findall(r'"\$ref": "([^"#]+\.json)#', text)}
+    text += "".join(json.dumps(load_schema(f)) for f in referenced)
+    if any(f'"{kw}"' in text for kw in _DRAFT2020_ONLY):
+        return subschema_validator(name, pointer).is_valid
+
+    def from_folder(uri: str):
+        return load_schema(uri.rsplit("/", 1)[-1].split("#", 1)[0])
+
+    with _lock:
+        compiled = fastjsonschema.compile(root, handlers={"https": from_folder, "http": from_folder},
+                                          use_default=False, use_formats=False)
+
+    def is_valid(obj) -> bool:
+        try:
+            compiled(obj)
+            return True
+        except fastjsonschema.JsonSchemaException:
+            return False
+
+    return is_valid
 
 
 def json_pointer(parts) -> str:
