@@ -7,6 +7,7 @@ Every schema is Draft 2020-12. Schemas may `$ref` each other by file name
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import threading
@@ -84,7 +85,7 @@ def compile_fast(schema: dict[str, Any]):
         return checker.is_valid
     import fastjsonschema
 
-    draft7 = {k: v for k, v in schema.items() if k != "$schema"}
+    draft7 = copy.deepcopy({k: v for k, v in schema.items() if k != "$schema"})  # compile rewrites $refs in place
     draft7["$schema"] = "http://json-schema.org/draft-07/schema#"
     try:
         compiled = fastjsonschema.compile(draft7, use_default=False, use_formats=False)
@@ -117,8 +118,8 @@ def fast_subschema_is_valid(name: str, pointer: str):
     import fastjsonschema
 
     schema = load_schema(name)
-    root = {"$schema": "http://json-schema.org/draft-07/schema#", "$ref": "#" + pointer,
-            **{k: v for k, v in schema.items() if k in ("$id", "$defs")}}
+    root = copy.deepcopy({"$schema": "http://json-schema.org/draft-07/schema#", "$ref": "#" + pointer,
+                          **{k: v for k, v in schema.items() if k in ("$id", "$defs")}})  # compile rewrites $refs
     text = json.dumps(root)
     referenced = {ref.split("#", 1)[0] for ref in re.findall(r'"\$ref": "([^"#]+\.json)#', text)}
     text += "".join(json.dumps(load_schema(f)) for f in referenced)
@@ -126,7 +127,7 @@ def fast_subschema_is_valid(name: str, pointer: str):
         return subschema_validator(name, pointer).is_valid
 
     def from_folder(uri: str):
-        return load_schema(uri.rsplit("/", 1)[-1].split("#", 1)[0])
+        return copy.deepcopy(load_schema(uri.rsplit("/", 1)[-1].split("#", 1)[0]))
 
     with _lock:
         compiled = fastjsonschema.compile(root, handlers={"https": from_folder, "http": from_folder},

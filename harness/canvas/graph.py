@@ -214,17 +214,30 @@ def flatten_detailed(graph: dict) -> Flattened:
 def _without_composites(graph: dict, nodes: dict) -> Flattened:
     """The common case, fast: nothing to inline, only malformed entries to drop."""
     flat_nodes = {nid: spec for nid, spec in nodes.items() if isinstance(spec, dict)}
-    edges, edge_paths = [], []
+    edges, indices = [], []
     for i, edge in enumerate(_as_list(graph.get("edges"))):
         if isinstance(edge, dict) and isinstance(edge.get("from"), str) and isinstance(edge.get("to"), str):
             edges.append(edge)
-            edge_paths.append(f"/edges/{i}")
+            indices.append(i)
+    edge_paths = _edge_pointers(len(indices) and indices[-1] + 1)
+    if len(indices) < len(edge_paths):  # some entries were dropped
+        edge_paths = [edge_paths[i] for i in indices]
     flat = dict(graph)
     flat["nodes"] = flat_nodes
     flat["edges"] = edges
     if "grants" in graph:
         flat["grants"] = _as_dict(graph["grants"])
     return Flattened(flat, {nid: f"/nodes/{nid}" for nid in flat_nodes}, edge_paths, [])
+
+
+_EDGE_POINTERS: list[str] = []
+
+
+def _edge_pointers(n: int) -> list[str]:
+    """["/edges/0", ..., "/edges/<n-1>"] (a fresh list; the strings are made once)."""
+    while len(_EDGE_POINTERS) < n:
+        _EDGE_POINTERS.append(f"/edges/{len(_EDGE_POINTERS)}")
+    return _EDGE_POINTERS[:n]
 
 
 def flatten(graph: dict) -> dict:

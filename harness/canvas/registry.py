@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import marshal
 import sys
 import threading
 import traceback
@@ -66,11 +67,24 @@ class NodeType:
     source: str = ""
     _config_validator: Any = field(default=None, repr=False, compare=False)
     _config_fast: Any = field(default=None, repr=False, compare=False)
+    _config_verdicts: dict = field(default_factory=dict, repr=False, compare=False)
 
-    def config_is_valid(self, config: dict) -> bool:
-        if self._config_fast is None:
-            self._config_fast = compile_fast(self.config_schema)
-        return self._config_fast(config)
+    def config_is_valid(self, config: dict, reuse: bool = True) -> bool:
+        """Yes/no against the config schema; verdicts are remembered by the config's content
+        (`reuse=False`: checked afresh)."""
+        try:
+            # version 2: no back-references, so the bytes follow content alone
+            key = marshal.dumps(config, 2) if reuse else None
+        except ValueError:  # not plain data: no memo
+            key = None
+        verdict = self._config_verdicts.get(key) if key is not None else None
+        if verdict is None:
+            if self._config_fast is None:
+                self._config_fast = compile_fast(self.config_schema)
+            verdict = self._config_fast(config)
+            if key is not None and len(self._config_verdicts) < 4096:
+                self._config_verdicts[key] = verdict
+        return verdict
 
     @property
     def config_validator(self) -> Draft202012Validator:
