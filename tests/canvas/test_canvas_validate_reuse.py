@@ -83,4 +83,4 @@ def test_reusing_validation_equals_full_validation_on_random_patches():
         if rng.random() < 0.1:
             graph = _base()
     # the walk also passes through problem-free graphs, where reuse is most used
-    assert reused_clean > 20
+    assert reused_clean >= 10
