@@ -90,6 +90,7 @@ def _run_one(name: str, full: bool) -> None:
     sys.path.insert(0, str(ROOT))
     spec = importlib.util.spec_from_file_location(Path(name).stem, BENCH_DIR / name)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # so that its functions pickle (spawned processes)
     spec.loader.exec_module(module)
     rows = getattr(module, "rows", None)
     if rows is None:
