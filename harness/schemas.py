@@ -12,13 +12,17 @@ import json
 import re
 import threading
 from functools import lru_cache
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
+from typing import TYPE_CHECKING, Any
 
 from harness import SCHEMAS_DIR
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from referencing import Registry
+
+# jsonschema and referencing are imported when a schema is first compiled or
+# an error report is needed, not at import: a command that only reads files
+# starts faster without them.
 
 _lock = threading.Lock()
 
@@ -48,6 +52,9 @@ def _load_schema(filename: str) -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _registry() -> Registry:
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
     resources = []
     for path in sorted(SCHEMAS_DIR.glob("*.schema.json")):
         schema = load_schema(path.name)
@@ -61,6 +68,8 @@ def _registry() -> Registry:
 @lru_cache(maxsize=None)
 def validator(name: str) -> Draft202012Validator:
     """A compiled validator for the named schema (cached, thread-safe to use)."""
+    from jsonschema import Draft202012Validator
+
     with _lock:
         schema = load_schema(name)
         Draft202012Validator.check_schema(schema)
@@ -79,6 +88,8 @@ def compile_fast(schema: dict[str, Any]):
     or external `$ref`s fall back to jsonschema. Only for the yes/no answer:
     error reports always come from jsonschema.
     """
+    from jsonschema import Draft202012Validator
+
     text = json.dumps(schema)
     if any(f'"{kw}"' in text for kw in _DRAFT2020_ONLY) or '"$ref": "http' in text or ".json#" in text:
         checker = Draft202012Validator(schema)
@@ -173,6 +184,8 @@ def _most_specific(error):
 @lru_cache(maxsize=None)
 def subschema_validator(name: str, pointer: str) -> Draft202012Validator:
     """A validator for one part of a schema, e.g. `("patch", "/$defs/op")`."""
+    from jsonschema import Draft202012Validator
+
     ref = f"{_schema_path(name).name}#{pointer}"
     return Draft202012Validator({"$ref": ref}, registry=_registry())
 
