@@ -280,9 +280,6 @@ def array_record(a: Any) -> dict[str, Any]:
 
 # -- the log -----------------------------------------------------------------------
 
-_PLAIN = frozenset((int, float, str, bool, type(None)))  # immutable: their summary can wait
-
-
 class EpisodeLog:
     """Collects firing records for one or more episodes.
 
@@ -294,10 +291,9 @@ class EpisodeLog:
     same tick already summarised refers to that record's entry). `episode`
     and `result` are set by the runner.
 
-    A firing whose ports carry only ints, floats, strings, booleans and None
-    (immutable) keeps a copy of them and is summarised when `records` is
-    read; any other firing is summarised at once, since its values may change
-    later. Both give the same text.
+    Ports are summarised when the node fires (values may change later); the
+    record dicts are built when `records` is read (until then a firing is a
+    few entries of a flat list, which the cycle collector need not track).
     """
 
     def __init__(self, enabled: bool = True):
@@ -315,7 +311,7 @@ class EpisodeLog:
     def records(self) -> list[dict[str, Any]]:
         pending = self._pending
         if pending:
-            self._records.extend(_record(*pending[i:i + _FIELDS]) for i in range(0, len(pending), _FIELDS))
+            self._records.extend(map(_record, *(pending[i::_FIELDS] for i in range(_FIELDS))))
             pending.clear()
         return self._records
 
@@ -341,26 +337,16 @@ class EpisodeLog:
                 memo.clear()
                 fired.clear()
             fired.add(node)
-        plain = _PLAIN
-        for ports in (inputs, outputs):  # (plain loops: the fastest test for one or two values)
-            if ports:
-                for v in ports.values():
-                    if type(v) not in plain:
-                        break
-                else:
-                    continue
-                break
+            opened = False
         else:
-            self._pending.extend((node, node_type, tick, inputs and inputs.copy(), outputs and outputs.copy(),
-                                  duration_s, error, usage, self_fields, None))
-            return
-        if not memo:  # the window opens with this firing
-            self._memo_nodes.clear()
-            self._memo_nodes.add(node)
+            opened = True
         arrays: dict = {}
         self._pending.extend((node, node_type, tick, summarize_ports(inputs, memo, False, arrays, "inputs"),
                               summarize_ports(outputs, memo, True, arrays, "outputs"),
                               duration_s, error, usage, self_fields, arrays))
+        if opened and memo:  # the window opens with this firing
+            self._memo_nodes.clear()
+            self._memo_nodes.add(node)
 
     def to_lines(self) -> list[str]:
         self.forget()  # release the values the memo holds
@@ -387,8 +373,6 @@ _FIELDS = 10  # values per pending firing, in _record's order
 
 
 def _record(node, node_type, tick, inputs, outputs, duration_s, error, usage, self_fields, arrays) -> dict[str, Any]:
-    if arrays is None:  # kept as plain values: summarise now (no memo needed for immutable values)
-        inputs, outputs = summarize_ports(inputs), summarize_ports(outputs)
     record: dict[str, Any] = {"node": node, "type": node_type, "tick": tick, "inputs": inputs, "outputs": outputs,
                               "duration_s": round(duration_s, 7), "error": error}
     if usage:
