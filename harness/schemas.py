@@ -8,9 +8,14 @@ Every schema is Draft 2020-12. Schemas may `$ref` each other by file name
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
+import marshal
+import os
 import re
+import sys
 import threading
+from pathlib import Path
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -88,19 +93,20 @@ def compile_fast(schema: dict[str, Any]):
     or external `$ref`s fall back to jsonschema. Only for the yes/no answer:
     error reports always come from jsonschema.
     """
-    from jsonschema import Draft202012Validator
-
     text = json.dumps(schema)
     if any(f'"{kw}"' in text for kw in _DRAFT2020_ONLY) or '"$ref": "http' in text or ".json#" in text:
-        checker = Draft202012Validator(schema)
-        return checker.is_valid
+        from jsonschema import Draft202012Validator
+
+        return Draft202012Validator(schema).is_valid
     import fastjsonschema
 
     draft7 = copy.deepcopy({k: v for k, v in schema.items() if k != "$schema"})  # compile rewrites $refs in place
     draft7["$schema"] = "http://json-schema.org/draft-07/schema#"
     try:
-        compiled = fastjsonschema.compile(draft7, use_default=False, use_formats=False)
+        compiled = _compile_cached(draft7)
     except Exception:  # a construct fastjsonschema cannot compile: use jsonschema
+        from jsonschema import Draft202012Validator
+
         return Draft202012Validator(schema).is_valid
 
     def is_valid(obj) -> bool:
@@ -111,6 +117,47 @@ def compile_fast(schema: dict[str, Any]):
             return False
 
     return is_valid
+
+
+def compiled_schema_dir() -> Path:
+    """Where compiled schema checks are kept between processes:
+    `$ARCHITECT_CACHE_DIR/compiled-schemas` (default `~/.cache/architect/compiled-schemas`)."""
+    base = os.environ.get("ARCHITECT_CACHE_DIR")
+    return (Path(base).expanduser() if base else Path.home() / ".cache" / "architect") / "compiled-schemas"
+
+
+def _compile_cached(definition: dict, handlers: dict | None = None):
+    """fastjsonschema's validate function for `definition`. Generating and
+    compiling its code costs a command a noticeable part of its start-up, so
+    the code is kept as a module in `compiled_schema_dir()` (named by a hash of
+    the definition, the documents it refers to, the fastjsonschema and Python
+    versions) as marshalled bytecode, and loaded from there next time. Any
+    failure to read or write the folder falls back to compiling in memory."""
+    import fastjsonschema
+
+    referenced = {}
+    for ref in re.findall(r'"\$ref": "([^"#]+\.json)#', json.dumps(definition)):
+        referenced[ref] = load_schema(ref.rsplit("/", 1)[-1])
+    text = json.dumps([definition, referenced, fastjsonschema.VERSION, sys.version], sort_keys=True)
+    path = compiled_schema_dir() / f"schema_{hashlib.sha256(text.encode()).hexdigest()[:24]}.bin"
+    try:
+        if path.is_file():
+            entry, code = marshal.loads(path.read_bytes())
+        else:
+            source = fastjsonschema.compile_to_code(copy.deepcopy(definition), handlers=handlers or {},
+                                                    use_default=False, use_formats=False)
+            entry = re.search(r"^def (\w+)\(", source, re.M).group(1)  # the root schema's function comes first
+            code = compile(source, str(path), "exec")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
+            tmp.write_bytes(marshal.dumps((entry, code)))
+            tmp.replace(path)
+        namespace: dict = {}
+        exec(code, namespace)  # noqa: S102 - fastjsonschema's generated code, from our own schemas
+        return namespace[entry]
+    except (OSError, ValueError, EOFError, TypeError, KeyError):
+        return fastjsonschema.compile(copy.deepcopy(definition), handlers=handlers or {},
+                                      use_default=False, use_formats=False)
 
 
 @lru_cache(maxsize=None)
@@ -141,8 +188,7 @@ def fast_subschema_is_valid(name: str, pointer: str):
         return copy.deepcopy(load_schema(uri.rsplit("/", 1)[-1].split("#", 1)[0]))
 
     with _lock:
-        compiled = fastjsonschema.compile(root, handlers={"https": from_folder, "http": from_folder},
-                                          use_default=False, use_formats=False)
+        compiled = _compile_cached(root, {"https": from_folder, "http": from_folder})
 
     def is_valid(obj) -> bool:
         try:
