@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.fileio import write_json_atomic, write_text_atomic
 from harness.rundir.layout import RunPaths
 from harness.fileio import read_jsonl
@@ -25,6 +25,10 @@ from harness.variants.fitness import (
     manifest,
     read_proposal,
 )
+from harness.variant_api import VariantSpec
+
+VARIANT = VariantSpec(name="adas", skill=".claude/commands/architect/variants/adas.md", fitness="bootstrap",
+                      max_iterations=20)
 
 MAX_DEBUG_ATTEMPTS = 3
 REFLEXION_ROUNDS = 2

@@ -14,10 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.fileio import write_json_atomic, write_text_atomic
 from harness.rundir.layout import RunPaths
 from harness.variants.fitness import committed_scores, ledger, read_proposal
+from harness.variant_api import VariantSpec
+
+VARIANT = VariantSpec(name="aflow", skill=".claude/commands/architect/variants/aflow.md", fitness="mean",
+                      max_iterations=20)
 
 TOP_K = 4
 ALPHA = 0.2

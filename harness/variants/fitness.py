@@ -14,11 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.rundir.layout import RunPaths
-from harness.rundir.proposal import AXES as PROPOSAL_AXES
-
-AXES = tuple(PROPOSAL_AXES)  # the intervention axes of proposal.md front matter
 
 BOOTSTRAP_RESAMPLES = 100_000
 # Rows of resampled indices drawn at once: bounds memory at ~chunk × n integers.
@@ -161,7 +158,9 @@ def fitness_for(variant: str, metrics: dict[str, Any], *, seed: int = 0,
         "mean": mean,
         "score_percent": round(mean * 100.0, 4),
     }
-    if variant in ("adas", "kdloop"):
+    from harness.variant_api import find_variant
+
+    if find_variant(variant).fitness == "bootstrap":
         ci = bootstrap_ci(scores, seed=seed)
         result["bootstrap"] = ci.to_dict()
         result["text"] = ci.text()

@@ -1,4 +1,4 @@
-"""Record tests/cassettes/babyai_llm_smoke.jsonl: the smoke tier of seeds/babyai-llm.
+"""Record tests/cassettes/babyai_llm_smoke.jsonl: the smoke tier of executors/babyai/seeds/babyai-llm.
 
 No real LLM is involved: the model calls go to a loopback server whose answers
 come from harness.models.scripted_planner (a deterministic scripted planner).
@@ -27,7 +27,7 @@ from harness.models.scripted_planner import planner_server
 HERE = Path(__file__).resolve().parent
 CASSETTE = HERE / "babyai_llm_smoke.jsonl"
 EXPECTED = HERE / "babyai_llm_smoke.expected.json"
-SEED = PROJECT_ROOT / "seeds" / "babyai-llm"
+SEED = PROJECT_ROOT / "executors" / "babyai" / "seeds" / "babyai-llm"
 RESULT_KEYS = ("episode_id", "success", "steps", "termination", "model_calls", "input_tokens", "output_tokens")
 
 
