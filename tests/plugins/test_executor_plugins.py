@@ -66,3 +66,21 @@ def test_unknown_executor_and_variant_are_refused_with_the_known_ones(tmp_path):
     error = json.loads(bad_variant.stdout)["error"]
     assert "unknown variant 'nope'" in error and all(v in error for v in ("adas", "aflow", "kdloop", "random"))
     assert not any(tmp_path.iterdir())  # nothing was created
+
+
+def test_init_takes_a_seed_name_and_replays_its_cassette(tmp_path, monkeypatch):
+    """`architect init kdloop babyai-llm` (replay mode): iteration 0 is the babyai-llm seed, committed.
+    The init cassette covers the whole smoke and search tiers; the test evaluates the first 8 search episodes."""
+    monkeypatch.setenv("ARCHITECT_MODEL_MODE", "replay")
+    monkeypatch.setenv("ARCHITECT_CASSETTE", str(ROOT / "tests" / "cassettes" / "babyai_llm_init.jsonl"))
+    monkeypatch.setenv("ARCHITECT_CACHE_DIR", str(tmp_path / "cache"))
+    out = architect("init", "kdloop", "babyai-llm", "--runs-dir", str(tmp_path / "runs"), "--eval-episodes", "8",
+                    "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    run = Path(json.loads(out.stdout)["run"])
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert (manifest["executor"], manifest["seed_candidate"]) == ("babyai", "babyai-llm")
+    assert manifest["caps"]["max_iterations"] == 10  # KDLoop's cap
+    assert (run / "iterations" / "0" / "candidate" / "skill.md").is_file()
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=run, capture_output=True, text=True, check=True).stdout
+    assert log.strip() == "iteration 0: seed candidate"
