@@ -23,7 +23,7 @@ import yaml
 
 from harness import PROJECT_ROOT
 from harness.evaluation import evaluate
-from harness.models.scripted_planner import planner_server
+from harness.testing.scripted_planner import planner_server
 
 SEED = PROJECT_ROOT / "executors" / "babyai" / "seeds" / "babyai-llm"
 TARGET = 1.5

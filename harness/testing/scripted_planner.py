@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from harness.models.loopback_server import LoopbackServer
+from harness.testing.loopback_server import LoopbackServer
 
 MODEL_NAME = "scripted-babyai-planner"
 
