@@ -1,6 +1,6 @@
 """BabyAI executor figures, printed side by side (no assertions).
 
-    python bench/bench_babyai.py [--tiers smoke,search] [--graph seeds/babyai/graph.json]
+    python bench/bench_babyai.py [--tiers smoke,search] [--graph executors/babyai/seeds/babyai/graph.json]
 
 Prints, per tier: the seed graph's success rate, mean steps / reward / path
 efficiency, wall time and time per 100 episodes (one process, one core); the
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from executors import load_executor
 from harness.canvas.runtime import GraphRunner
+from harness.executor_api import seed_graph_path
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,7 +56,7 @@ def improved(graph: dict) -> dict:
 def rows(full: bool) -> list[dict]:
     """Rows for bench/run_all.py (reduced: the smoke tier; full: smoke and search)."""
     ex = load_executor("babyai")
-    graph = json.loads((ROOT / "seeds" / "babyai" / "graph.json").read_text())
+    graph = json.loads(seed_graph_path("babyai").read_text())
     out = []
     for tier in (("smoke", "search") if full else ("smoke",)):
         episodes = ex.episodes(tier)
@@ -71,7 +72,7 @@ def rows(full: bool) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--graph", default=str(ROOT / "seeds" / "babyai" / "graph.json"))
+    parser.add_argument("--graph", default=str(ROOT / "executors" / "babyai" / "seeds" / "babyai" / "graph.json"))
     parser.add_argument("--tiers", default="smoke,search")
     parser.add_argument("--no-oracle", action="store_true")
     parser.add_argument("--no-improved", action="store_true", help="skip the seed + FullMap + FrontierExplore row")

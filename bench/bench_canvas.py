@@ -144,10 +144,10 @@ def bench_validation(n_nodes: int, repeats: int, case: str) -> tuple[float, floa
 
 def bench_seed_validation(repeats: int):
     """The real BabyAI seed graph: (nodes, wall p50 s), or None if absent."""
-    from harness import SEEDS_DIR
+    from harness.executor_api import seed_graph_path
     from harness.canvas.graph import load_graph
 
-    path = SEEDS_DIR / "babyai" / "graph.json"
+    path = seed_graph_path("babyai")
     if not path.exists():
         return None
     graph = load_graph(path)

@@ -5,7 +5,7 @@ process start to the first tick of its first episode.
 
 A coding agent calls `architect` dozens of times per iteration and pays the
 start-up each time: medians over several whole-process runs of
-`architect --help`, `architect validate seeds/babyai/graph.json --json` and
+`architect --help`, `architect validate executors/babyai/seeds/babyai/graph.json --json` and
 `architect status <run> --json`, next to a bare `python -c pass`. Targets:
 validate < 0.2 s, status --json < 0.25 s.
 
@@ -32,6 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from harness.executor_api import seed_graph_path  # noqa: E402  (after the path set-up)
 
 
 def _architect() -> list[str]:
@@ -132,13 +134,13 @@ def smoke_episode_seconds(graph_path: Path) -> float:
 
 def rows(full: bool) -> list[dict]:
     runs = 11 if full else 5
-    seed = ROOT / "seeds" / "babyai" / "graph.json"
+    seed = seed_graph_path("babyai")
     arch = _architect()
     out = [{"metric": f"whole process: python -c pass (median of {runs})",
             "value": whole_process([sys.executable, "-c", "pass"], runs), "unit": "s", "target": None}]
     out.append({"metric": f"whole process: architect --help (median of {runs})",
                 "value": whole_process(arch + ["--help"], runs), "unit": "s", "target": None})
-    out.append({"metric": f"whole process: architect validate seeds/babyai/graph.json --json (median of {runs})",
+    out.append({"metric": f"whole process: architect validate <seed graph> --json (median of {runs})",
                 "value": whole_process(arch + ["validate", str(seed), "--json"], runs), "unit": "s", "target": 0.2})
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
         run_id, env = _make_run(Path(tmp))
@@ -164,7 +166,7 @@ def main() -> None:
     parser.add_argument("--modules", action="store_true", help="list every module a worker imports before its first tick")
     args = parser.parse_args()
     if args.modules:
-        w = worker_startup(ROOT / "seeds" / "babyai" / "graph.json")
+        w = worker_startup(seed_graph_path("babyai"))
         print("\n".join(w["modules"]))
         return
     from run_all import print_table
