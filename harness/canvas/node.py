@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import marshal
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from jsonschema import Draft202012Validator
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 from harness.canvas.context import Context
 from harness.schemas import compile_fast
@@ -71,6 +72,8 @@ class NodeType:
     @property
     def config_validator(self) -> Draft202012Validator:
         if self._config_validator is None:
+            from jsonschema import Draft202012Validator  # error reports only
+
             self._config_validator = Draft202012Validator(self.config_schema)
         return self._config_validator
 

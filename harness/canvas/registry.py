@@ -17,8 +17,6 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from harness.canvas import types as T
 from harness.canvas.context import BudgetExceeded, Context, GrantError  # noqa: F401  (re-exported)
 from harness.canvas.node import Node, NodeType, PortSpec, SimulatorNode, _with_defaults  # noqa: F401  (re-exported)
@@ -170,6 +168,8 @@ def node_type(name: str, *, inputs: dict | None = None, outputs: dict | None = N
         if target.namespace and not name.startswith(target.namespace + "."):
             full = f"{target.namespace}.{name}"
         schema = config_schema if config_schema is not None else {"type": "object"}
+        from jsonschema import Draft202012Validator  # (imported by the first registration)
+
         Draft202012Validator.check_schema(schema)
         nt = NodeType(
             name=full,
