@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -41,14 +42,23 @@ def _architect() -> list[str]:
     return [exe] if exe else [sys.executable, "-m", "harness.cli"]
 
 
-def whole_process(argv: list[str], runs: int, env: dict | None = None) -> float:
-    """Median wall seconds of running argv to completion (output discarded)."""
-    times = []
+def whole_process(argv: list[str], runs: int, env: dict | None = None) -> tuple[float, float]:
+    """Median (wall, cpu) seconds of running argv to completion (output discarded);
+    cpu = the child's user + system time, which a busy machine inflates less."""
+    wall, cpu = [], []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         subprocess.run(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        wall.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def _process_row(metric: str, measured: tuple[float, float], target: float | None) -> dict:
+    wall, cpu = measured
+    return {"metric": metric, "value": wall, "unit": "s", "target": target, "note": f"cpu {cpu:.3f} s"}
 
 
 def _make_run(tmp: Path) -> tuple[str, dict]:
@@ -136,17 +146,16 @@ def rows(full: bool) -> list[dict]:
     runs = 11 if full else 5
     seed = seed_graph_path("babyai")
     arch = _architect()
-    out = [{"metric": f"whole process: python -c pass (median of {runs})",
-            "value": whole_process([sys.executable, "-c", "pass"], runs), "unit": "s", "target": None}]
-    out.append({"metric": f"whole process: architect --help (median of {runs})",
-                "value": whole_process(arch + ["--help"], runs), "unit": "s", "target": None})
-    out.append({"metric": f"whole process: architect validate <seed graph> --json (median of {runs})",
-                "value": whole_process(arch + ["validate", str(seed), "--json"], runs), "unit": "s", "target": 0.2})
+    out = [_process_row(f"whole process: python -c pass (median of {runs})",
+                        whole_process([sys.executable, "-c", "pass"], runs), None),
+           _process_row(f"whole process: architect --help (median of {runs})",
+                        whole_process(arch + ["--help"], runs), None),
+           _process_row(f"whole process: architect validate <seed graph> --json (median of {runs})",
+                        whole_process(arch + ["validate", str(seed), "--json"], runs), 0.2)]
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
         run_id, env = _make_run(Path(tmp))
-        out.append({"metric": f"whole process: architect status <run> --json (median of {runs})",
-                    "value": whole_process(arch + ["status", run_id, "--json"], runs, env), "unit": "s",
-                    "target": 0.25})
+        out.append(_process_row(f"whole process: architect status <run> --json (median of {runs})",
+                                whole_process(arch + ["status", run_id, "--json"], runs, env), 0.25))
     w = worker_startup(seed)
     episode_s = smoke_episode_seconds(seed)
     top = sorted({m.split(".")[0] for m in w["modules"] if not m.startswith("_")})
