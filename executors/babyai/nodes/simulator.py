@@ -11,8 +11,8 @@ MINIGRID_DIR_TO_HEADING = {0: 1, 1: 2, 2: 3, 3: 0}  # east, south, west, north
 
 
 def _minigrid():
-    """The minigrid side (gymnasium, minigrid), imported when a simulator first
-    runs rather than when the node types are declared."""
+    """The minigrid side (gymnasium, minigrid), imported when a simulator is
+    built (`setup`) rather than when the node types are declared."""
     from executors.babyai import envs
 
     return envs
@@ -45,6 +45,7 @@ class Simulator(SimulatorNode):
     def setup(self) -> None:
         self._envs: dict[str, object] = {}
         self.env = None
+        _minigrid()  # import gymnasium/minigrid now, while the runner is built: not inside an episode's wall time
 
     def reset(self, ctx) -> None:
         pass
