@@ -56,7 +56,9 @@ def fitness_cmd(run, staging, seed, as_json):
     Reads STAGING/eval/metrics.json (written by `architect evaluate`), applies the
     variant's conversion (adas, kdloop: bootstrap 95% CI of the per-episode
     primary score with 100,000 resamples; aflow, random: mean score in percent)
-    and writes STAGING/fitness.json. A zero score is a result, not an error.
+    and writes STAGING/fitness.json, with the paired verdict against the parent
+    on the shared episodes (`vs_parent`: better / worse / indistinguishable,
+    exact McNemar for success). A zero score is a result, not an error.
     """
     from harness.fileio import write_json_atomic
     from harness.rundir.layout import resolve_run, resolve_staging
@@ -68,11 +70,16 @@ def fitness_cmd(run, staging, seed, as_json):
     if not metrics_path.is_file():
         raise UserError(f"{metrics_path}: missing; run `architect evaluate {run} {staging}` first")
     man = manifest(paths)
+    from harness.variants.fitness import iteration_metrics
+
+    parent = json.loads((folder / "stage.json").read_text(encoding="utf-8")).get("parent")
     result = fitness_for(man["variant"], json.loads(metrics_path.read_text(encoding="utf-8")), seed=seed,
-                         primary_metric=man.get("profiles", {}).get("primary_metric"))
+                         primary_metric=man.get("profiles", {}).get("primary_metric"),
+                         parent_metrics=iteration_metrics(paths, parent) if parent is not None else None)
     result["staging"] = str(folder)
     write_json_atomic(folder / "fitness.json", result)
-    emit(result, as_json, result["text"])
+    human = result["text"] + (f"\nvs parent: {result['vs_parent']['text']}" if "vs_parent" in result else "")
+    emit(result, as_json, human)
 
 
 # --------------------------------------------------------------------------- adas

@@ -38,7 +38,7 @@ def compare_evaluations(a: dict, b: dict, *, confidence: float = CONFIDENCE, see
     groups: dict[str, dict] = {}
     for ra, rb in pairs:
         key = _outcome(ra["success"], rb["success"])
-        outcome[key].append(rb["episode_id"])
+        outcome[key].append(str(rb.get("episode_id", "?")))
         g = groups.setdefault(episode_group(rb), {"episodes": 0, "gained": 0, "lost": 0, "unchanged": 0,
                                                   "success_a": 0, "success_b": 0})
         g["episodes"] += 1
@@ -52,8 +52,8 @@ def compare_evaluations(a: dict, b: dict, *, confidence: float = CONFIDENCE, see
         comparisons[name] = compare([x for x, _ in values], [y for _, y in values], metric=name,
                                     higher_is_better=name not in LOWER_IS_BETTER, confidence=confidence,
                                     seed=seed).to_dict()
-    ids_a = {str(r["episode_id"]) for r in a.get("episodes") or []}
-    ids_b = {str(r["episode_id"]) for r in b.get("episodes") or []}
+    ids_a = {str(r.get("episode_id", i)) for i, r in enumerate(a.get("episodes") or [])}
+    ids_b = {str(r.get("episode_id", i)) for i, r in enumerate(b.get("episodes") or [])}
     return {
         "shared": len(pairs),
         "only_a": len(ids_a - ids_b),
@@ -86,3 +86,14 @@ def render(result: dict, label_a: str, label_b: str) -> str:
     for key in ("gained", "lost"):
         lines.append(f"{key}: {' '.join(eps[key]) or '-'}")
     return "\n".join(lines)
+
+
+def verdict_summary(a: dict, b: dict, *, confidence: float = CONFIDENCE) -> dict:
+    """The short form for ledgers, fitness and memory rows: B against A on the
+    primary metric (verdict, Δ, CI, gained / lost, McNemar p)."""
+    result = compare_evaluations(a, b, confidence=confidence, metrics=[])
+    primary = result["metrics"][result["primary_metric"]]
+    return {"verdict": result["verdict"], "confidence": confidence, "shared": result["shared"],
+            "delta": primary["delta"], "ci": [primary["ci_low"], primary["ci_high"]],
+            "gained": len(result["episodes"]["gained"]), "lost": len(result["episodes"]["lost"]),
+            "p_value": primary["p_value"], "text": primary["text"]}

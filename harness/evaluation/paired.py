@@ -139,6 +139,9 @@ def compare(a: Sequence[float], b: Sequence[float], *, metric: str = "success", 
 
 def pair_by_episode(a: Iterable[dict], b: Iterable[dict], key: str = "episode_id") -> list[tuple[dict, dict]]:
     """Records of the episodes both sides scored (infrastructure failures left
-    out), in B's order."""
-    left = {str(r[key]): r for r in a if not r.get("infra_error")}
-    return [(left[str(r[key])], r) for r in b if not r.get("infra_error") and str(r[key]) in left]
+    out), in B's order. Records without the key pair by position."""
+    def ident(i: int, r: dict) -> str:
+        return str(r[key]) if key in r else f"#{i}"
+
+    left = {ident(i, r): r for i, r in enumerate(a) if not r.get("infra_error")}
+    return [(left[ident(i, r)], r) for i, r in enumerate(b) if not r.get("infra_error") and ident(i, r) in left]

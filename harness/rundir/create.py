@@ -133,6 +133,12 @@ def _build(paths, variant, executor_name, seed_dir, profile, run_id, max_iterati
     proposal.write(iteration0 / "proposal.md", {"description": "seed candidate", "axes": [], "parent": None},
                    f"\nThe seed candidate of executor {executor_name}, copied from {seed_dir}.\n")
     caps = manifest["caps"]
+    from harness.rundir.check import check_seed
+
+    checked = check_seed(candidate, iteration0 / "check.json")
+    if checked["violations"]:
+        raise UserError(f"the seed candidate of {executor_name} fails its check: "
+                        + checked["violations"][0]["message"])
     say("iteration 0: smoke tier")
     smoke = tiers.run_tier(candidate, iteration0 / "smoke", kind="smoke", tier=smoke_tier,
                            episodes=tiers.episodes_override(caps, "smoke"), progress=progress)

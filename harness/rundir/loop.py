@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from harness.cli.output import UserError
-from harness.rundir import ledger, state
+from harness.rundir import gitops, ledger, state
 from harness.rundir.check import run_check
 from harness.rundir.commit import commit, discard
 from harness.rundir.display import score_text
@@ -15,6 +15,9 @@ from harness.rundir.lock import run_lock
 from harness.rundir.recover import recover
 from harness.rundir.run import Run
 from harness.rundir.stage import clear_stale, stage
+
+
+LOOP_TRAILER = "Architect-Attempts"
 
 
 class Progress:
@@ -108,5 +111,7 @@ def run_loop(paths: RunPaths, *, target: int | None, seed: int | None, show: Pro
             raise
         finally:
             final = state.refresh(paths, status="stopped", stop_reason=reason)
+            # the run is clean when the loop ends: final state, ledger and memory committed
+            gitops.commit_pending(paths.root, f"loop stopped: {reason}", (LOOP_TRAILER, final["attempts"]))
     return {"run": str(paths.root), "run_id": paths.run_id, "stop_reason": reason, "state": final,
             "rows": run.rows()}

@@ -130,8 +130,9 @@ def primary_mean(metrics: dict[str, Any]) -> float | None:
 
 
 def fitness_for(variant: str, metrics: dict[str, Any], *, seed: int = 0,
-                primary_metric: str | None = None) -> dict[str, Any]:
-    """The variant's view of one evaluation: what its proposer and selector read."""
+                primary_metric: str | None = None, parent_metrics: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The variant's view of one evaluation: what its proposer and selector read,
+    with the paired verdict against the parent when its evaluation is given."""
     scores = episode_scores(metrics, primary_metric)
     mean = float(np.mean(scores)) if scores else 0.0
     result: dict[str, Any] = {
@@ -146,6 +147,10 @@ def fitness_for(variant: str, metrics: dict[str, Any], *, seed: int = 0,
         result["text"] = ci.text()
     else:
         result["text"] = f"Mean score: {mean * 100:.1f}%"
+    if parent_metrics is not None:
+        from harness.evaluation.compare import verdict_summary
+
+        result["vs_parent"] = verdict_summary(parent_metrics, metrics)
     return result
 
 

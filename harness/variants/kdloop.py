@@ -23,6 +23,7 @@ from harness.variants.fitness import (
     AXES,
     committed_rows,
     committed_scores,
+    iteration_metrics,
     primary_mean,
     staging_iteration,
 )
@@ -166,10 +167,16 @@ def register_specs(paths: RunPaths, path: Path, stage: str) -> dict[str, Any]:
 
 
 def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[str, Any]:
-    """Score each slot, choose the best evaluated one, append every outcome to experience.jsonl."""
+    """Score each slot, choose the best evaluated one (highest mean), and give
+    each slot's paired verdict against the parent and the best's against the
+    runner-up (indistinguishable: a near-tie, reported as one). Evaluated slots
+    are appended to experience.jsonl; failed ones enter no memory."""
+    from harness.evaluation.compare import verdict_summary
+
     doc = load_specs(specs_path)
     parent = doc["parent"]
     parent_score = committed_scores(paths).get(parent)
+    parent_metrics = iteration_metrics(paths, parent)
     results = []
     for staging in stagings:
         slot = staging.name.split("-", 1)[1] if "-" in staging.name else ""
@@ -181,9 +188,17 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
                             f"specs are for iteration {doc['iteration']}")
         spec = doc["specs"][int(slot) - 1]
         score, reason = _slot_score(staging)
-        results.append({"staging": str(staging), "slot": slot, "spec": spec, "score": score, "reason": reason})
-    evaluated = [r for r in results if r["score"] is not None]
-    best = max(evaluated, key=lambda r: (r["score"], -int(r["slot"]))) if evaluated else None
+        vs_parent = None
+        if score is not None and parent_metrics is not None:
+            vs_parent = verdict_summary(parent_metrics, _metrics(staging))
+        results.append({"staging": str(staging), "slot": slot, "spec": spec, "score": score, "reason": reason,
+                        "vs_parent": vs_parent})
+    evaluated = sorted((r for r in results if r["score"] is not None), key=lambda r: (-r["score"], int(r["slot"])))
+    best = evaluated[0] if evaluated else None
+    vs_runner_up = None
+    if len(evaluated) > 1:
+        vs_runner_up = dict(verdict_summary(_metrics(Path(evaluated[1]["staging"])), _metrics(Path(best["staging"]))),
+                            runner_up=evaluated[1]["staging"])
 
     # A resumed loop may pick the same slots twice; a skipped iteration's number
     # is reused by fresh slots, told apart by when they were staged.
@@ -193,7 +208,7 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
         outcome = "failed" if r["score"] is None else ("committed" if r is best else "evaluated")
         r["outcome"] = outcome
         staged = _staged_at(Path(r["staging"]))
-        if (doc["iteration"], r["slot"], staged, r["spec"]["id"]) in already:
+        if outcome == "failed" or (doc["iteration"], r["slot"], staged, r["spec"]["id"]) in already:
             continue
         row = {
             "iteration": doc["iteration"], "slot": r["slot"], "parent": parent,
@@ -202,6 +217,8 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
             "parent_score": parent_score,
             "delta": None if r["score"] is None or parent_score is None else r["score"] - parent_score,
             "reason": r["reason"], "staged": staged,
+            "verdict": r["vs_parent"]["verdict"] if r["vs_parent"] else None,
+            "p_value": r["vs_parent"]["p_value"] if r["vs_parent"] else None,
         }
         append(paths, "experience", json.dumps(row))
     return {
@@ -210,10 +227,17 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
         "parent_score": parent_score,
         "best": best["staging"] if best else None,
         "best_description": best["spec"]["description"] if best else None,
+        "best_vs_parent": best["vs_parent"] if best else None,
+        "vs_runner_up": vs_runner_up,
+        "near_tie": bool(vs_runner_up and vs_runner_up["verdict"] == "indistinguishable"),
         "discard": [r["staging"] for r in results if r is not best],
-        "slots": [{k: r[k] for k in ("staging", "slot", "score", "outcome", "reason")} | {"spec_id": r["spec"]["id"]}
-                  for r in results],
+        "slots": [{k: r[k] for k in ("staging", "slot", "score", "outcome", "reason", "vs_parent")}
+                  | {"spec_id": r["spec"]["id"]} for r in results],
     }
+
+
+def _metrics(staging: Path) -> dict[str, Any]:
+    return json.loads((staging / "eval" / "metrics.json").read_text(encoding="utf-8"))
 
 
 def slot_concurrency(slots: int, episodes: int, cores: int) -> int:
@@ -317,20 +341,27 @@ def record_reflect(paths: RunPaths, note: str | None) -> dict[str, Any]:
 
 
 def coverage(paths: RunPaths) -> dict[str, Any]:
-    """Per axis: experiments tried, how many beat their parent, best delta."""
-    table = {axis: {"experiments": 0, "improved": 0, "failed": 0, "best_delta": None} for axis in AXES}
+    """Per axis: evaluated experiments, their paired verdicts against the parent
+    (`improved` counts only `better`; a higher mean that is indistinguishable is
+    a near-tie), best delta."""
+    def empty() -> dict[str, Any]:
+        return {"experiments": 0, "improved": 0, "worse": 0, "indistinguishable": 0, "best_delta": None}
+
+    table = {axis: empty() for axis in AXES}
     for row in read_jsonl(memory_path(paths, "experience")):
+        if row.get("outcome") == "failed":
+            continue  # rows written before failed slots were kept out of memory
         for axis in row.get("axes", []):
-            cell = table.setdefault(axis, {"experiments": 0, "improved": 0, "failed": 0, "best_delta": None})
+            cell = table.setdefault(axis, empty())
             cell["experiments"] += 1
-            if row.get("outcome") == "failed":
-                cell["failed"] += 1
+            verdict = row.get("verdict")
+            if verdict == "better":
+                cell["improved"] += 1
+            elif verdict in ("worse", "indistinguishable"):
+                cell[verdict] += 1
             delta = row.get("delta")
-            if delta is not None:
-                if delta > 0:
-                    cell["improved"] += 1
-                if cell["best_delta"] is None or delta > cell["best_delta"]:
-                    cell["best_delta"] = delta
+            if delta is not None and (cell["best_delta"] is None or delta > cell["best_delta"]):
+                cell["best_delta"] = delta
     untried = [axis for axis, cell in table.items() if cell["experiments"] == 0]
     return {"axes": table, "untried": untried}
 

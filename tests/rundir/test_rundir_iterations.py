@@ -21,6 +21,7 @@ def test_init_commits_iteration_zero(base_run: Path):
     assert manifest["caps"] == {"max_iterations": 40, "max_consecutive_skips": 10, "smoke_episodes": 2, "eval_episodes": 3}
     tracked = set(git(base_run, "ls-files").split())
     for name in ["manifest.json", "state.json", "ledger.jsonl", "goal.md", "iterations/0/candidate/graph.json",
+                 "iterations/0/check.json",
                  "iterations/0/eval/metrics.json", "iterations/0/smoke/metrics.json", ".gitignore"]:
         assert name in tracked, name
     metrics = json.loads((base_run / "iterations/0/eval/metrics.json").read_text())
@@ -35,7 +36,11 @@ def test_loop_commits_one_git_commit_per_iteration_with_complete_folders(run_dir
     committed = [r["iteration"] for r in out["rows"] if r["status"] == "committed"]
     assert committed == [0, 1, 2, 3]
     assert iteration_commits(run_dir) == committed
-    assert len(git(run_dir, "log", "--format=%H").split()) == 4  # exactly one commit per iteration
+    # one commit per iteration, then the loop's end (final state) committed: the run is clean
+    subjects = git(run_dir, "log", "--format=%s").splitlines()
+    assert len(subjects) == 5 and subjects[0] == "loop stopped: iterations_done"
+    assert git(run_dir, "status", "--porcelain").strip() == ""
+    assert json.loads(git(run_dir, "show", "HEAD:state.json"))["status"] == "stopped"
     for n in committed[1:]:
         folder = run_dir / "iterations" / str(n)
         for name in ITERATION_FILES:

@@ -109,7 +109,7 @@ def test_empty_think_fires_until_reflect(run, tmp_path):
     assert kdloop.reflect_due(run.paths)["due"] is False
 
 
-def test_pick_best_logs_every_slot_once(run, tmp_path):
+def test_pick_best_logs_every_evaluated_slot_once_with_its_paired_verdict(run, tmp_path):
     specs = _specs(tmp_path, [_spec(1, ("planning",)), _spec(2, ("observation",)), _spec(3, ("stopping",))])
     s1 = run.staging("1-1", [1, 1, 0, 0])
     s2 = run.staging("1-2", [1, 1, 1, 0])
@@ -117,13 +117,17 @@ def test_pick_best_logs_every_slot_once(run, tmp_path):
     result = kdloop.pick_best(run.paths, specs, [s1, s2, s3])
     assert result["best"] == str(s2) and sorted(result["discard"]) == sorted([str(s1), str(s3)])
     rows = [json.loads(l) for l in (run.root / "memory" / "experience.jsonl").read_text().splitlines()]
-    assert [r["outcome"] for r in rows] == ["evaluated", "committed", "failed"]
-    assert rows[1]["delta"] == pytest.approx(0.5) and rows[2]["score"] is None
+    assert [r["outcome"] for r in rows] == ["evaluated", "committed"]  # the failed slot enters no memory
+    assert rows[1]["delta"] == pytest.approx(0.5)
+    # +2/−0 on 4 episodes: McNemar p = 0.5, a near-tie with the parent, not an improvement
+    assert rows[1]["verdict"] == "indistinguishable" and rows[1]["p_value"] == pytest.approx(0.5)
+    assert result["near_tie"] is True and result["vs_runner_up"]["gained"] == 1
     assert all(validate_instance("kdloop_experience", r) == [] for r in rows)
     kdloop.pick_best(run.paths, specs, [s1, s2, s3])  # a resumed loop picks again
-    assert len((run.root / "memory" / "experience.jsonl").read_text().splitlines()) == 3
+    assert len((run.root / "memory" / "experience.jsonl").read_text().splitlines()) == 2
     cov = kdloop.coverage(run.paths)
-    assert cov["axes"]["observation"]["improved"] == 1 and cov["axes"]["stopping"]["failed"] == 1
+    assert cov["axes"]["observation"]["improved"] == 0 and cov["axes"]["observation"]["indistinguishable"] == 1
+    assert cov["axes"]["stopping"]["experiments"] == 0
     assert "memory/state" in cov["untried"] and "planning" not in cov["untried"]
 
 
@@ -164,4 +168,4 @@ def test_a_reused_iteration_number_logs_its_fresh_slots(run, tmp_path):
     again = run.staging("1-1", [1, 1], staged="2026-01-01T00:05:00+00:00")
     assert kdloop.pick_best(run.paths, specs, [again])["best"] == str(again)
     rows = [json.loads(l) for l in (run.root / "memory" / "experience.jsonl").read_text().splitlines()]
-    assert [r["outcome"] for r in rows] == ["failed", "committed"]
+    assert [r["outcome"] for r in rows] == ["committed"]

@@ -84,7 +84,8 @@ class FakeRun:
             (folder / "eval").mkdir()
             (folder / "eval" / "metrics.json").write_text(json.dumps(
                 {"primary": {"metric": "success", "mean": sum(successes) / len(successes)},
-                 "episodes": [{"success": s, "infra_error": None} for s in successes]}))
+                 "episodes": [{"episode_id": str(i), "success": s, "infra_error": None, "metrics": {}}
+                              for i, s in enumerate(successes)]}))
         return folder
 
 
