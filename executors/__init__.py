@@ -69,6 +69,8 @@ def expand_tier(spec: dict, budgets: dict) -> list[dict]:
     default_steps = budgets.get("max_steps")
     for episode in out:
         episode["episode_id"] = f"{episode['level']}:{episode['seed']}"
+        if spec.get("slip"):
+            episode["slip"] = float(spec["slip"])
         steps = per_level.get(episode["level"], default_steps)
         if steps is not None:
             episode["max_steps"] = int(steps)
