@@ -65,6 +65,33 @@ def episode_cmd(run, iteration, episode, tick, vs, runs_dir, as_json):
     emit(view, as_json, render_episode(view))
 
 
+@click.command("certify")
+@click.argument("run")
+@click.option("--reruns", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Performance-tier reruns of iteration 0 and of the best (no cache).")
+@click.option("--holdout-episodes", type=click.IntRange(min=1), default=None,
+              help="Only the first N episodes of the sealed holdout tier (default: all).")
+@click.option("--fresh-seeds", is_flag=True,
+              help="Rerun on fresh episode seeds (for deterministic agents, whose reruns are otherwise identical).")
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@_handled
+def certify_cmd(run, reruns, holdout_episodes, fresh_seeds, runs_dir, as_json):
+    """End-of-run certification: re-evaluate iteration 0 and the best (mean ±
+    sd, Δ), then both on the sealed holdout with a paired test; writes and
+    commits RUN/certification.json. Run it when the search has stopped: its
+    holdout figures must never reach a proposer (do not read the file while
+    proposing)."""
+    from harness.rundir.certify import certify, render
+    from harness.rundir.run import open_run
+
+    with open_run(run, runs_dir) as opened:
+        record = certify(opened, reruns=reruns, holdout_episodes=holdout_episodes, fresh_seeds=fresh_seeds,
+                         progress=not as_json)
+    emit(record, as_json, render(record))
+
+
 def register(main: click.Group) -> None:
     main.add_command(episodes_cmd)
     main.add_command(episode_cmd)
+    main.add_command(certify_cmd)

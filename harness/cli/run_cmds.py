@@ -284,11 +284,17 @@ def rerun_cmd(run, iteration, times, runs_dir, as_json):
 @click.option("--max-skips", type=int, default=None, help="Consecutive discarded attempts that stop a new run (default 10).")
 @click.option("--smoke-episodes", type=click.IntRange(min=1), default=None, help="New run: use only the first N smoke episodes.")
 @click.option("--eval-episodes", type=click.IntRange(min=1), default=None, help="New run: use only the first N performance episodes.")
+@click.option("--certify/--no-certify", default=True, show_default=True,
+              help="When the loop stops, certify: reruns of iteration 0 and the best, then both on the sealed holdout.")
+@click.option("--certify-reruns", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Certification: performance-tier reruns of each.")
+@click.option("--holdout-episodes", type=click.IntRange(min=1), default=None,
+              help="Certification: only the first N holdout episodes (default: the run's --eval-episodes cap, else all).")
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @_handled
 def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations, max_skips, smoke_episodes,
-             eval_episodes, runs_dir, as_json):
+             eval_episodes, certify, certify_reruns, holdout_episodes, runs_dir, as_json):
     """Drive the search: stage -> propose -> check -> smoke -> evaluate ->
     commit/discard, with live progress on stderr, ending with a summary table.
 
@@ -335,13 +341,22 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
         if (manifest["variant"], manifest["executor"]) != (variant, executor):
             raise UserError(f"run {paths.run_id} is {manifest['variant']} on {manifest['executor']}, "
                             f"not {variant} on {executor}")
-    result = run_loop(paths, target=iterations, seed=seed, show=show)
+    certification = {"reruns": certify_reruns, "holdout_episodes": holdout_episodes} if certify else None
+    result = run_loop(paths, target=iterations, seed=seed, show=show, certification=certification)
     table = _render(ledger_table(result["rows"], title=f"run {result['run_id']} — stopped: {result['stop_reason']}"))
     summary = {"ok": True, "run": result["run"], "run_id": result["run_id"], "stop_reason": result["stop_reason"],
-               "state": result["state"], "rows": result["rows"]}
+               "state": result["state"], "rows": result["rows"], "best": result["best"],
+               "certification": result.get("certification")}
+    from harness.rundir.evidence import best_text
+
+    human = f"{table}\n{best_text(result['best'])}"
+    if result.get("certification"):
+        from harness.rundir.certify import render
+
+        human += "\ncertification: " + render(result["certification"]).replace("\n", "\n  ")
     if as_json:
-        click.echo(table, err=True)
-    emit(summary, as_json, human=f"{table}\nrun: {result['run']}")
+        click.echo(human, err=True)
+    emit(summary, as_json, human=f"{human}\nrun: {result['run']}")
 
 
 def _latest_run(base: Path, variant: str, executor: str) -> str | None:

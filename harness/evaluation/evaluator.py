@@ -35,15 +35,21 @@ def hang_grace_seconds(wall: float) -> float:
 def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int | None = None,
              in_flight: int | None = None, out_dir=None, use_cache: bool = True,
              progress: bool = True, oracle: bool = False, only: list[str] | None = None,
-             noise_seed: int = 0) -> dict:
+             noise_seed: int = 0, reseed: int = 0) -> dict:
     """Evaluate CANDIDATE (a graph.json or a folder holding one) on a tier; return
     the content of metrics.json (also written to `out_dir` when given).
     `only`: just these episode ids of the tier. `noise_seed`: the seed of a
-    stochastic tier's noise (part of each episode and of the cache key)."""
+    stochastic tier's noise (part of each episode and of the cache key).
+    `reseed`: fresh episodes, each episode's seed shifted by `reseed` (its id
+    marked `~seed+<reseed>`), for reruns of a deterministic agent."""
     started = time.time()
     cand = load_candidate(Path(candidate))
     ex = cand.executor
     specs = _select(_tier_episodes(ex, tier, episodes), only, tier)
+    if reseed:
+        if not all("seed" in s for s in specs):
+            raise UserError(f"tier {tier!r} of executor {ex.name!r}: episodes have no seed to draw fresh ones from")
+        specs = [dict(s, seed=int(s["seed"]) + reseed, episode_id=f"{s['episode_id']}~seed+{reseed}") for s in specs]
     stochastic = any(s.get("slip") for s in specs)
     if stochastic:
         specs = [dict(s, noise_seed=int(noise_seed)) for s in specs]

@@ -18,6 +18,7 @@ from harness.rundir.stage import clear_stale, stage
 
 
 LOOP_TRAILER = "Architect-Attempts"
+STOPPED = ("stop_file", "max_iterations", "iterations_done", "max_consecutive_skips")
 
 
 class Progress:
@@ -75,8 +76,11 @@ def attempt_once(run: Run, seed: int | None, show: Progress, propose) -> dict:
     return commit(run, staging, proposal.description)
 
 
-def run_loop(paths: RunPaths, *, target: int | None, seed: int | None, show: Progress, propose=None) -> dict:
-    """Drive the loop under the run lock; always records why it ended."""
+def run_loop(paths: RunPaths, *, target: int | None, seed: int | None, show: Progress, propose=None,
+             certification: dict | None = None) -> dict:
+    """Drive the loop under the run lock; always records why it ended. When it
+    stops (not on an error or interrupt) and `certification` is given
+    ({"reruns", "holdout_episodes"}), certify the run (harness.rundir.certify)."""
     if propose is None:
         from harness.variants.random_proposer import propose_into as propose
     with run_lock(paths.lock):
@@ -113,5 +117,14 @@ def run_loop(paths: RunPaths, *, target: int | None, seed: int | None, show: Pro
             final = state.refresh(paths, status="stopped", stop_reason=reason)
             # the run is clean when the loop ends: final state, ledger and memory committed
             gitops.commit_pending(paths.root, f"loop stopped: {reason}", (LOOP_TRAILER, final["attempts"]))
+        certified = None
+        if certification is not None and reason in STOPPED:
+            from harness.rundir.certify import certify
+
+            holdout = certification.get("holdout_episodes") or run.manifest["caps"].get("eval_episodes")
+            with show.status("certification: reruns of iteration 0 and the best, then the holdout"):
+                certified = certify(run, reruns=certification.get("reruns", 3), holdout_episodes=holdout)
+    from harness.rundir.evidence import best_view
+
     return {"run": str(paths.root), "run_id": paths.run_id, "stop_reason": reason, "state": final,
-            "rows": run.rows()}
+            "rows": run.rows(), "best": best_view(paths), "certification": certified}
