@@ -32,6 +32,12 @@ TRAILER = "Architect-Certification"
 FRESH_SEED_STRIDE = 10_000_000   # far from every tier's seeds
 
 
+def _workers(episodes: int | None) -> int | None:
+    from harness.rundir.tiers import FEW_EPISODES
+
+    return 1 if episodes is not None and episodes <= FEW_EPISODES else None
+
+
 def holdout_tier(run: Run) -> str:
     """The sealed tier matching the performance tier: `holdout-hard` for
     `search-hard` when the profile has it, else `holdout`."""
@@ -56,7 +62,8 @@ def _draws(run: Run, iteration: int, reruns: int, fresh_seeds: bool, progress: b
     draws, vectors = [], []
     for k in range(1, reruns + 1):
         metrics = evaluate(candidate, tier, episodes=episodes, use_cache=False, progress=progress,
-                           noise_seed=k, reseed=k * FRESH_SEED_STRIDE if fresh_seeds else 0)
+                           workers=_workers(episodes), noise_seed=k,
+                           reseed=k * FRESH_SEED_STRIDE if fresh_seeds else 0)
         if not metrics["complete"]:
             raise UserError(f"certification: rerun {k} of iteration {iteration} is incomplete "
                             f"({metrics['infra_failures']} infrastructure failures); certify again")
@@ -72,7 +79,7 @@ def _holdout(run: Run, tier: str, best: int, episodes: int | None, progress: boo
     runs = {}
     for label, iteration in (("baseline", 0), ("best", best)):
         runs[label] = evaluate(run.paths.iteration(iteration) / "candidate", tier, episodes=episodes,
-                               progress=progress)
+                               progress=progress, workers=_workers(episodes))
         if not runs[label]["complete"]:
             raise UserError(f"certification: the holdout evaluation of iteration {iteration} is incomplete; "
                             "certify again")

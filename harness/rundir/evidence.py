@@ -40,15 +40,19 @@ class Evaluated:
 
 
 def locate(paths: RunPaths, ref: str | int) -> Evaluated:
-    """ITER is a committed iteration number or a staging folder name (`4-2`)."""
+    """ITER is a committed iteration number, or a staging folder: its name
+    (`4-2`) or its path (`runs/<run>/staging/4`)."""
     text = str(ref)
-    if text.isdigit():
+    given = Path(text)
+    if given.is_dir() and given.resolve().parent == paths.staging.resolve():
+        text = given.resolve().name
+    elif text.isdigit():
         n = int(text)
         rows = {r["iteration"]: r for r in ledger.committed(ledger.read_rows(paths.ledger))}
         if n not in rows:
             raise UserError(f"iteration {n}: not committed in run {paths.run_id} (committed: {sorted(rows)})")
         return Evaluated(f"iteration {n}", paths.iteration(n), rows[n].get("parent"))
-    name = Path(text).name
+    name = text
     folder = paths.staging / name
     if not STAGING_NAME.match(name) or not folder.is_dir():
         raise UserError(f"{text!r}: neither a committed iteration number nor a staging folder of run {paths.run_id}")
