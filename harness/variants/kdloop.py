@@ -149,9 +149,29 @@ def load_specs(path: Path) -> dict[str, Any]:
     return doc
 
 
+def check_near_misses(paths: RunPaths, doc: dict[str, Any], where: Path) -> None:
+    """A `stack_near_miss` spec must name an evaluated experiment that scored
+    above its parent without a `better` verdict (a near-miss)."""
+    rows = read_jsonl(memory_path(paths, "experience")) if memory_path(paths, "experience").is_file() else []
+    for spec in doc["specs"]:
+        ref = spec.get("stack_near_miss")
+        if not ref:
+            continue
+        found = [r for r in rows if r["iteration"] == ref["iteration"] and r["slot"] == ref["slot"]]
+        if not found:
+            raise UserError(f"{where}: spec {spec['id']!r}: stack_near_miss names iteration {ref['iteration']} "
+                            f"slot {ref['slot']!r}, which experience.jsonl does not have")
+        row = found[-1]
+        if (row.get("delta") or 0) <= 0 or row.get("verdict") == "better":
+            raise UserError(f"{where}: spec {spec['id']!r}: iteration {ref['iteration']} slot {ref['slot']!r} is not a "
+                            f"near-miss (delta {row.get('delta')}, verdict {row.get('verdict')}): only a higher but "
+                            "indistinguishable result may be stacked again")
+
+
 def register_specs(paths: RunPaths, path: Path, stage: str) -> dict[str, Any]:
     """Validate THINK's (or CRITIC's) specs.json and log the event; empty THINK is recorded."""
     doc = load_specs(path)
+    check_near_misses(paths, doc, path)
     record_event(paths, {"event": stage, "iteration": doc["iteration"], "specs": len(doc["specs"]),
                          "axes": sorted({a for s in doc["specs"] for a in s["axes"]})})
     return {
@@ -164,6 +184,46 @@ def register_specs(paths: RunPaths, path: Path, stage: str) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- experiment
+
+
+EDIT_FILE = "edit.json"
+
+
+def materialize(paths: RunPaths, specs_path: Path, staging: Path) -> dict[str, Any]:
+    """Write the slot's proposal.md (description, axes, parent, hypothesis and
+    change as the body) from its spec, and its structured patch to edit.json
+    when the spec has one (apply it with `architect patch`)."""
+    from harness.rundir import proposal
+
+    doc = load_specs(specs_path)
+    slot = staging.name.split("-", 1)[1] if "-" in staging.name else ""
+    if not slot.isdigit() or not 1 <= int(slot) <= len(doc["specs"]):
+        raise UserError(f"{staging}: slot {slot!r} matches no spec in {specs_path} "
+                        f"(slots are 1..{len(doc['specs'])}, from `architect stage --slot k`)")
+    if staging_iteration(staging) != doc["iteration"]:
+        raise UserError(f"{staging}: belongs to iteration {staging_iteration(staging)}, "
+                        f"specs are for iteration {doc['iteration']}")
+    stage_meta = json.loads((staging / "stage.json").read_text(encoding="utf-8"))
+    if stage_meta.get("parent") != doc["parent"]:
+        raise UserError(f"{staging}: staged on parent {stage_meta.get('parent')}, the specs' parent is "
+                        f"{doc['parent']}: stage again with --parent {doc['parent']}")
+    spec = doc["specs"][int(slot) - 1]
+    meta = {"description": spec["description"], "axes": list(spec["axes"]), "parent": doc["parent"]}
+    if spec.get("hypothesis_id"):
+        meta["hypothesis_id"] = spec["hypothesis_id"]
+    body = f"\n## Hypothesis\n\n{spec['hypothesis']}\n"
+    if spec.get("change"):
+        body += f"\n## Change\n\n{spec['change']}\n"
+    if spec.get("stack_near_miss"):
+        ref = spec["stack_near_miss"]
+        body += f"\n## Stacked near-miss\n\nRe-tests iteration {ref['iteration']} slot {ref['slot']} on a new parent.\n"
+    proposal.write(staging / "proposal.md", meta, body)
+    out = {"staging": str(staging), "spec_id": spec["id"], "proposal": str(staging / "proposal.md"), "edit": None}
+    if spec.get("patch") is not None:
+        patch = spec["patch"] if isinstance(spec["patch"], dict) else {"ops": spec["patch"]}
+        write_text_atomic(staging / EDIT_FILE, json.dumps(patch, indent=1) + "\n")
+        out["edit"] = str(staging / EDIT_FILE)
+    return out
 
 
 def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[str, Any]:
@@ -257,11 +317,19 @@ def evaluate_slots(run, stagings: list[Path]) -> dict[str, Any]:
 
     tier, override = run.tier("eval")
     episodes = override or len(load_executor(run.manifest["executor"]).episodes(tier))
-    workers = slot_concurrency(len(stagings), episodes, os.cpu_count() or 1)
+    cores = os.cpu_count() or 1
+    workers = slot_concurrency(len(stagings), episodes, cores)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         verdicts = list(pool.map(lambda folder: run.evaluate_staging(folder, "eval"), stagings))
+    per_slot = max(1, min(cores, episodes))
+    if workers >= len(stagings):
+        why = f"all {len(stagings)} slot(s) at once: {cores} cores, {per_slot} worker process(es) per slot"
+    else:
+        why = (f"{workers} slot(s) at a time: each evaluation already spreads its {episodes} episodes over "
+               f"{per_slot} worker process(es) and this machine has {cores} core(s)")
     return {
         "concurrent": workers,
+        "why": why,
         "episodes": episodes,
         "slots": [{"staging": str(folder), "passed": bool(v.get("passed")), "reasons": v.get("reasons") or [],
                    "primary": v.get("primary")} for folder, v in zip(stagings, verdicts)],
