@@ -55,8 +55,11 @@ def test_kdloop_iteration_end_to_end(driver):
     for k, spec in enumerate(SPECS, start=1):
         staging = d.run("variants/kdloop", "architect stage $run --parent P --slot k --json", P=0, k=k)["staging"]
         assert staging.endswith(f"/staging/1-{k}")
-        d.write_proposal(staging, spec["description"], spec["axes"], 0, spec["hypothesis"])
-        Path(staging, "edit.json").write_text(json.dumps(spec["patch"]))
+        slot = d.run("variants/kdloop", "architect kdloop slot $run runs/$run/memory/specs/N.json S_k --json",
+                     N=1, S_k=staging)
+        assert slot["spec_id"] == spec["id"] and json.loads(Path(slot["edit"]).read_text()) == spec["patch"]
+        front = Path(staging, "proposal.md").read_text()
+        assert f"description: {spec['description']}" in front and "parent: 0" in front and spec["hypothesis"] in front
         valid = spec["id"] != "broken"
         d.run("implementer",
               "architect patch $staging/candidate/graph.json $staging/edit.json -o $staging/candidate/graph.json --json",
@@ -67,6 +70,7 @@ def test_kdloop_iteration_end_to_end(driver):
         slots[k] = staging
     evaluated = d.run("variants/kdloop", "architect kdloop evaluate $run S_1 S_2 --json", S_1=slots[1], S_2=slots[2])
     assert [s["passed"] for s in evaluated["slots"]] == [True, True] and evaluated["concurrent"] >= 1
+    assert "slot" in evaluated["why"] and "core" in evaluated["why"]
     pick = d.run("variants/kdloop",
                  "architect kdloop pick $run runs/$run/memory/specs/N.json S_1 S_2 S_3 --json",
                  N=1, S_1=slots[1], S_2=slots[2], S_3=slots[3])
