@@ -134,6 +134,14 @@ def certify(run: Run, *, reruns: int = 3, holdout_episodes: int | None = None, f
     return dict(record, path=str(path))
 
 
+def read(paths) -> dict | None:
+    """The run's certification.json (schema-checked), or None before certification."""
+    from harness.rundir.records import read_record
+
+    path = paths.root / CERTIFICATION
+    return read_record("certification", path) if path.is_file() else None
+
+
 def render(record: dict) -> str:
     r, h = record["reruns"], record["holdout"]
     lines = [
