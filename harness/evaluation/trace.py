@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import ast
 import copy
-import importlib
 import json
 from pathlib import Path
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 
 
 def read_log(path: Path) -> tuple[dict, list[dict]]:
@@ -132,13 +131,14 @@ def divergence(parent: list[dict], child: list[dict]) -> dict | None:
 
 
 def state_renderer(executor: str):
-    """The executor's state renderer `render_state(episode, tick, captured,
-    actions) -> str`, or None when it has none."""
-    try:
-        module = importlib.import_module(f"executors.{executor}.render")
-    except ModuleNotFoundError:
-        return None
-    return getattr(module, "render_state", None)
+    """The renderer the executor declares (`ExecutorSpec.state_renderer`), or
+    None: `render(episode, tick, captured, actions) -> str`, where `captured`
+    maps each node that fired at `tick` to its raw {"type", "inputs",
+    "outputs"} and `actions` lists what the simulator executed before `tick`."""
+    from harness.executor_api import find_executor, load_ref
+
+    ref = find_executor(executor).state_renderer
+    return load_ref(ref) if ref else None
 
 
 class _Capture:

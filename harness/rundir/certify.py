@@ -20,7 +20,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.evaluation.compare import compare_evaluations
 from harness.rundir import gitops, ledger
 from harness.rundir.evidence import best_view

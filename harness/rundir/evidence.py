@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.evaluation.compare import compare_evaluations, render
 from harness.evaluation.paired import CONFIDENCE
 from harness.fileio import read_json
 from harness.rundir import ledger
 from harness.rundir.layout import STAGING_NAME, RunPaths
+from harness.rundir.records import read_metrics
 
 
 @dataclass(frozen=True)
@@ -30,13 +31,11 @@ class Evaluated:
 
     def metrics(self) -> dict:
         path = self.eval_dir / "metrics.json"
-        try:
-            return read_json(path)
-        except FileNotFoundError:
+        metrics = read_metrics(path)
+        if metrics is None:
             raise UserError(f"{path}: missing: {self.label} has no performance evaluation "
-                            "(run `architect evaluate` first)") from None
-        except ValueError as exc:
-            raise UserError(f"{path}: unreadable: {exc}") from None
+                            "(run `architect evaluate` first)")
+        return metrics
 
 
 def locate(paths: RunPaths, ref: str | int) -> Evaluated:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.evaluation.racing import Race, RaceConfig, race_order
 from harness.evaluation.records import metric_value
 from harness.fileio import read_json, write_json_atomic

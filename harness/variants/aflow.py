@@ -17,11 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.fileio import write_json_atomic, write_text_atomic
 from harness.rundir.layout import RunPaths
-from harness.rundir.ledger import failed
-from harness.variants.fitness import committed_scores, iteration_metrics, ledger, read_proposal
+from harness.rundir.ledger import failed, read_rows
+from harness.rundir.records import read_iteration_metrics
+from harness.variants.fitness import committed_scores, read_proposal
+from harness.variant_api import VariantSpec
+
+VARIANT = VariantSpec(name="aflow", skill=".claude/commands/architect/variants/aflow.md", fitness="mean",
+                      max_iterations=20)
 
 TOP_K = 4
 ALPHA = 0.2
@@ -80,7 +85,7 @@ def experience(paths: RunPaths) -> dict[str, dict[str, Any]]:
 
     scores = run_scores_percent(paths)
     table: dict[str, dict[str, Any]] = {}
-    for row in ledger(paths):
+    for row in read_rows(paths.ledger):
         parent = row.get("parent")
         if parent is None or row.get("iteration") == 0 or row.get("status") != "committed":
             continue
@@ -92,7 +97,7 @@ def experience(paths: RunPaths) -> dict[str, dict[str, Any]]:
             "axes": row.get("axes", []),
             "verdict": None,
         }
-        child_metrics, parent_metrics = iteration_metrics(paths, row["iteration"]), iteration_metrics(paths, parent)
+        child_metrics, parent_metrics = read_iteration_metrics(paths, row["iteration"]), read_iteration_metrics(paths, parent)
         if child_metrics is not None and parent_metrics is not None:
             vs = verdict_summary(parent_metrics, child_metrics)
             record.update(verdict=vs["verdict"], gained=vs["gained"], lost=vs["lost"], p_value=vs["p_value"])
@@ -156,7 +161,7 @@ def normalise(text: str) -> str:
 def previous_modifications(paths: RunPaths, exclude_iteration: int | None = None) -> list[dict[str, Any]]:
     """Descriptions of every earlier attempt (ledger) and committed proposal."""
     seen = []
-    for row in ledger(paths):
+    for row in read_rows(paths.ledger):
         if row.get("iteration") == 0 or not row.get("description") or failed(row):
             continue
         seen.append({"iteration": row["iteration"], "status": row.get("status"), "description": row["description"]})

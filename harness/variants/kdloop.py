@@ -13,20 +13,23 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.fileio import write_text_atomic
 from harness.rundir.layout import RunPaths
-from harness.rundir.records import read_record
+from harness.rundir.records import read_iteration_metrics, read_metrics, read_record
 from harness.schemas import validate_instance
 from harness.fileio import read_jsonl
 from harness.variants.fitness import (
-    AXES,
     committed_rows,
     committed_scores,
-    iteration_metrics,
     primary_mean,
     staging_iteration,
 )
+from harness.rundir.proposal import AXES
+from harness.variant_api import VariantSpec
+
+VARIANT = VariantSpec(name="kdloop", skill=".claude/commands/architect/variants/kdloop.md", fitness="bootstrap",
+                      max_iterations=10)
 
 MAX_SPECS = 3
 HEARTBEAT = 3
@@ -236,7 +239,7 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
     doc = load_specs(specs_path)
     parent = doc["parent"]
     parent_score = committed_scores(paths).get(parent)
-    parent_metrics = iteration_metrics(paths, parent)
+    parent_metrics = read_iteration_metrics(paths, parent)
     results = []
     for staging in stagings:
         slot = staging.name.split("-", 1)[1] if "-" in staging.name else ""
@@ -297,7 +300,7 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
 
 
 def _metrics(staging: Path) -> dict[str, Any]:
-    return json.loads((staging / "eval" / "metrics.json").read_text(encoding="utf-8"))
+    return read_metrics(staging / "eval" / "metrics.json")
 
 
 def slot_concurrency(slots: int, episodes: int, cores: int) -> int:
