@@ -41,7 +41,7 @@ def _workers(episodes: int | None) -> int | None:
 def holdout_tier(run: Run) -> str:
     """The sealed tier matching the performance tier: `holdout-hard` for
     `search-hard` when the profile has it, else `holdout`."""
-    from executors import load_executor
+    from harness.executor_api import load_executor
 
     performance = run.manifest["profiles"]["performance_tier"]
     tiers = load_executor(run.manifest["executor"]).profile["tiers"]
