@@ -34,8 +34,8 @@ from harness.canvas.patch import apply_patch  # noqa: E402
 from harness.evaluation import evaluate  # noqa: E402
 from harness.evaluation.paired import compare  # noqa: E402
 from harness.evaluation.racing import Race, RaceConfig  # noqa: E402
+from harness.executor_api import seed_graph_path  # noqa: E402
 
-SEED_GRAPH = ROOT / "seeds" / "babyai" / "graph.json"
 VARIANTS = {
     "frontier+fullmap": [{"op": "retype_node", "id": "memory", "type": "babyai.FullMap", "config": {}},
                          {"op": "retype_node", "id": "explore", "type": "babyai.FrontierExplore", "config": {}}],
@@ -75,7 +75,7 @@ def main() -> None:
     config = RaceConfig()
     rng = np.random.default_rng(0)
     started = time.time()
-    seed_graph = json.loads(SEED_GRAPH.read_text())
+    seed_graph = json.loads(seed_graph_path("babyai").read_text())
     scores: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
