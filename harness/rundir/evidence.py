@@ -190,9 +190,10 @@ def best_text(view: dict | None) -> str:
     text = f"best: iteration {view['iteration']}"
     if view["vs_baseline"]:
         b = view["vs_baseline"]
-        text += f"; vs iteration 0 {b['verdict']} (+{b['gained']}/−{b['lost']}, p={b['p_value']})"
+        text += f"; vs iteration 0: {b['verdict']} (+{b['gained']}/−{b['lost']} episodes, p={b['p_value']})"
     if view["runner_up"]:
         r = view["runner_up"]
-        text += (f"; near-tie with iteration {r['iteration']} (+{r['gained']}/−{r['lost']}, p={r['p_value']})"
-                 if view["near_tie"] else f"; {r['verdict']} than runner-up iteration {r['iteration']}")
+        against = f"+{r['gained']}/−{r['lost']} episodes against it, p={r['p_value']}"
+        text += (f"; a near-tie with iteration {r['iteration']} ({against})"
+                 if view["near_tie"] else f"; {r['verdict']} than the runner-up, iteration {r['iteration']} ({against})")
     return text
