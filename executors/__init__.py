@@ -20,6 +20,7 @@ from harness.cli.output import UserError
 PACKAGE_ROOT = Path(__file__).resolve().parent
 PROJECT_ROOT = PACKAGE_ROOT.parent
 TIERS = ("smoke", "search", "holdout")
+DEFAULT_EPISODE_KEYS = ["level", "seed"]
 
 
 class ProfileError(UserError, ValueError):
@@ -43,7 +44,7 @@ class Executor:
         tiers = self.profile["tiers"]
         if tier not in tiers:
             raise ExecutorError(f"executor {self.name!r} has no tier {tier!r} (tiers: {', '.join(tiers)})")
-        return expand_tier(tiers[tier], self.profile.get("budgets", {}))
+        return expand_tier(tiers[tier], self.profile.get("budgets", {}), self.profile.get("episode_keys"))
 
     def oracle(self, episode: dict) -> dict:
         if self._oracle is None:
@@ -55,11 +56,17 @@ class Executor:
         return {name for name, spec in self.profile["tiers"].items() if spec.get("sealed")}
 
 
-def expand_tier(spec: dict, budgets: dict) -> list[dict]:
-    """Explicit `episodes` lists, then `generate` blocks (level x seed range), in order."""
+def expand_tier(spec: dict, budgets: dict, episode_keys: list[str] | None = None) -> list[dict]:
+    """Explicit `episodes` lists, then `generate` blocks (level x seed range), in order.
+    `episode_keys` (the profile's, default level and seed) identify an episode:
+    its `episode_id` joins their values with ':'."""
+    keys = list(episode_keys or DEFAULT_EPISODE_KEYS)
     out: list[dict] = []
     for item in spec.get("episodes", []):
-        out.append({"level": item["level"], "seed": int(item["seed"])})
+        if keys == DEFAULT_EPISODE_KEYS:
+            out.append({"level": item["level"], "seed": int(item["seed"])})
+        else:
+            out.append(dict(item))
     for block in spec.get("generate", []):
         start = int(block["seed_start"])
         for level in block["levels"]:
@@ -68,8 +75,8 @@ def expand_tier(spec: dict, budgets: dict) -> list[dict]:
     per_level = budgets.get("max_steps_per_level", {})
     default_steps = budgets.get("max_steps")
     for episode in out:
-        episode["episode_id"] = f"{episode['level']}:{episode['seed']}"
-        steps = per_level.get(episode["level"], default_steps)
+        episode["episode_id"] = ":".join(str(episode[k]) for k in keys)
+        steps = per_level.get(episode.get("level"), default_steps)
         if steps is not None:
             episode["max_steps"] = int(steps)
         if budgets.get("wall_seconds") is not None:
@@ -112,9 +119,16 @@ def profile_problems(data: Any) -> list[str]:
         out.append(f"at performance_tier: {data['performance_tier']!r} is not a tier "
                    f"(tiers: {', '.join(data['tiers'])})")
     ids: dict[str, set] = {}
+    keys = data.get("episode_keys") or DEFAULT_EPISODE_KEYS
     for tier, spec in data["tiers"].items():
+        for n, item in enumerate(spec.get("episodes", [])):
+            absent = [k for k in keys if k not in item]
+            if absent:
+                out.append(f"at tiers/{tier}/episodes/{n}: missing episode key(s) {', '.join(absent)}")
+        if out:
+            continue
         try:
-            ids[tier] = {e["episode_id"] for e in expand_tier(spec, data["budgets"])}
+            ids[tier] = {e["episode_id"] for e in expand_tier(spec, data["budgets"], keys)}
         except ProfileError as exc:
             out.append(f"at tiers/{tier}: {exc}")
     for tier, spec in data["tiers"].items():
@@ -127,12 +141,31 @@ def profile_problems(data: Any) -> list[str]:
     return out
 
 
+def packaged_seed(name: str) -> tuple[str, Path] | None:
+    """(executor, seed folder) of a seed shipped inside an executor package
+    (`executors/<executor>/seeds/<name>/graph.json`), or None."""
+    for package in sorted(PACKAGE_ROOT.iterdir()):
+        folder = package / "seeds" / name
+        if (folder / "graph.json").is_file() and (package / "profile.yaml").is_file():
+            return package.name, folder
+    return None
+
+
 def load_executor(name: str) -> Executor:
+    """An executor by name, or by the name of a seed its package ships (e.g.
+    `mapgpt-heuristic`): then `seed_dir` is that seed."""
     package_dir = PACKAGE_ROOT / name
+    seed = None
     if not name.isidentifier() or not (package_dir / "__init__.py").is_file():
-        known = sorted(p.name for p in PACKAGE_ROOT.iterdir() if (p / "profile.yaml").is_file())
-        raise ExecutorError(f"unknown executor {name!r} (known: {', '.join(known) or 'none'})")
+        seed = packaged_seed(name)
+        if seed is None:
+            known = sorted(p.name for p in PACKAGE_ROOT.iterdir() if (p / "profile.yaml").is_file())
+            raise ExecutorError(f"unknown executor {name!r} (known: {', '.join(known) or 'none'})")
+        name, package_dir = seed[0], PACKAGE_ROOT / seed[0]
     module = importlib.import_module(f"executors.{name}")
     profile = load_profile(package_dir / "profile.yaml")
-    return Executor(name=name, package_dir=package_dir, seed_dir=PROJECT_ROOT / "seeds" / name,
+    seed_dir = seed[1] if seed else package_dir / "seeds" / name
+    if not seed_dir.is_dir():
+        seed_dir = PROJECT_ROOT / "seeds" / name
+    return Executor(name=name, package_dir=package_dir, seed_dir=seed_dir,
                     profile=profile, _oracle=getattr(module, "oracle", None))
