@@ -147,13 +147,13 @@ def _install(dest: Path, produce: Callable[[str, dict, Path], None], say, names:
             "files": len(names)}
 
 
-def import_from(source: Path, dest: Path | None = None, say=lambda m: None) -> dict:
+def import_from(source: Path, dest: Path | None = None, say=lambda m: None, names: list[str] | None = None) -> dict:
     """Copy a local copy of the data (e.g. ../shared/data/r2r) into the data folder, checked."""
     source = Path(source)
     if not source.is_dir():
         raise UserError(f"--from {source}: no such folder")
     dest = Path(dest) if dest is not None else r2r_dir()
-    absent = missing(source)
+    absent = missing(source, names)
     if absent:
         shown = ", ".join(absent[:4]) + (f" and {len(absent) - 4} more" if len(absent) > 4 else "")
         raise DataMissing(f"--from {source}: not a complete R2R copy, missing {shown}")
@@ -161,15 +161,15 @@ def import_from(source: Path, dest: Path | None = None, say=lambda m: None) -> d
     def copy(rel, entry, tmp):
         shutil.copyfile(source / rel, tmp)
 
-    result = _install(dest, copy, say, sorted(manifest()["files"]))
+    result = _install(dest, copy, say, names or sorted(manifest()["files"]))
     for rel, entry in manifest()["optional"].items():
-        if (source / rel).is_file() and "sha256" in entry and not file_ok(dest / rel, entry):
+        if names is None and (source / rel).is_file() and "sha256" in entry and not file_ok(dest / rel, entry):
             shutil.copyfile(source / rel, dest / rel)
     return dict(result, source=str(source))
 
 
 def fetch(dest: Path | None = None, *, base_urls: dict[str, str] | None = None, say=lambda m: None,
-          timeout: float = 60.0) -> dict:
+          timeout: float = 60.0, names: list[str] | None = None) -> dict:
     """Download every file from its public source (resumable: whole, checked files are kept).
     `base_urls` maps a source prefix to a replacement (a mirror)."""
     dest = Path(dest) if dest is not None else r2r_dir()
@@ -189,9 +189,9 @@ def fetch(dest: Path | None = None, *, base_urls: dict[str, str] | None = None, 
             else:
                 shutil.copyfileobj(response, out)
 
-    result = _install(dest, download, say, sorted(manifest()["files"]))
+    result = _install(dest, download, say, names or sorted(manifest()["files"]))
     for rel, entry in manifest()["optional"].items():
-        if "url" in entry and not (dest / rel).is_file():
+        if names is None and "url" in entry and not (dest / rel).is_file():
             try:
                 tmp = dest / f".{Path(rel).name}.part"
                 download(rel, entry, tmp)
