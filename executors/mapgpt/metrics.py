@@ -83,3 +83,32 @@ def score_trajectory(graph: ScanGraph, trajectory: list, reference: list[str]) -
         "trajectory_steps": len(path) - 1,
         "reference_length": reference_length,
     }
+
+
+def score_results(results: list[dict], split: str, dataset=None) -> dict:
+    """R2R's evaluation of a results file ([{instr_id, trajectory: [[viewpoint, heading, elevation], ...]}]):
+    per-instruction scores and their means (SR, OSR, SPL, nDTW, SDTW, CLS in %; NE, TL in m)."""
+    from executors.mapgpt.data import dataset as default_dataset
+
+    ds = dataset or default_dataset()
+    items = ds.split(split)
+    per = {}
+    for record in results:
+        item = items[record["instr_id"]]
+        per[record["instr_id"]] = score_trajectory(ds.graph(item["scan"]), record["trajectory"], item["path"])
+    n = len(per) or 1
+    mean = {k: sum(s[k] for s in per.values()) / n for k in next(iter(per.values()), {})}
+    summary = {k: 100 * mean[k] for k in ("success", "oracle_success", "spl", "ndtw", "sdtw", "cls") if k in mean}
+    summary.update({k: mean[k] for k in ("nav_error", "oracle_error", "trajectory_length", "trajectory_steps")
+                    if k in mean})
+    return {"n": len(per), "summary": summary, "per_instruction": per}
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    if len(sys.argv) != 3:
+        sys.exit("usage: python -m executors.mapgpt.metrics RESULTS.json SPLIT")
+    with open(sys.argv[1], encoding="utf-8") as fh:
+        print(json.dumps(score_results(json.load(fh), sys.argv[2])["summary"], indent=2))

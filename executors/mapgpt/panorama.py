@@ -6,8 +6,8 @@ records for each of the 36 views the navigable locations inside it (index,
 heading and elevation relative to the view centre). The sweep does not depend
 on where the agent looks, so it is computed once per viewpoint and cached.
 Text observations (a BLIP caption and DETR objects of each view) come from the
-caption files; with the real MatterSim and rendering on, each view's RGB image
-is kept too.
+caption files; with the real MatterSim and rendering on, each view's image is
+kept too (converted from MatterSim's BGR to RGB).
 """
 
 from __future__ import annotations
@@ -54,6 +54,6 @@ def sweep(sim, scan: str, viewpoint: str, captions: dict | None, keep_images: bo
         if keep_images and state.rgb is not None:
             import numpy as np
 
-            view["image"] = np.array(state.rgb, copy=True)
+            view["image"] = np.array(state.rgb, copy=True)[:, :, ::-1]   # MatterSim renders BGR
         views.append(view)
     return views

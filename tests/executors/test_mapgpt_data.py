@@ -8,10 +8,8 @@ import http.server
 import json
 import os
 import subprocess
-import sys
 import threading
 from functools import partial
-from pathlib import Path
 
 import pytest
 from mapgpt_testkit import FIXTURE, full_data_dir, needs_full_data

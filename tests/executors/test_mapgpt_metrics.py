@@ -54,3 +54,13 @@ def test_a_trajectory_must_start_at_the_start(episode):
     item, graph = episode
     with pytest.raises(ValueError, match="start"):
         score_trajectory(graph, item["path"][1:], item["path"])
+
+
+def test_results_file_of_the_real_shortest_path_teacher_scores_as_r2r_reports():
+    from executors.mapgpt.metrics import score_results
+
+    results = DS.shortest_trajectories()
+    scored = score_results(results, "val_unseen", DS)
+    assert scored["n"] == len(results) > 0
+    assert scored["summary"]["success"] == 100.0 and scored["summary"]["spl"] == pytest.approx(100.0)
+    assert scored["summary"]["nav_error"] == 0.0 and 99.0 < scored["summary"]["ndtw"] <= 100.0
