@@ -3,7 +3,7 @@ MatterSim-compatible simulator (the real MatterSim when importable, else the
 graph backend), MapGPT's module chain as node types, R2R metrics, tiers and a
 shortest-path oracle. See README.md."""
 
-from executors.mapgpt.nodes import action, candidates, memory, parser, planner, prompt, simulator, vision  # noqa: F401
+from executors.mapgpt import node_types  # noqa: F401
 from executors.mapgpt.oracle import oracle  # noqa: F401
 
 

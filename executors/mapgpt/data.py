@@ -102,6 +102,11 @@ def missing(root: Path | None = None, needed: list[str] | None = None) -> list[s
     return [rel for rel in names if not (root / rel).is_file()]
 
 
+def complete(root: Path | None = None) -> bool:
+    """Every file of the data set is present in the data folder (checksums: `verify`)."""
+    return not missing(root)
+
+
 def require(needed: list[str], root: Path | None = None) -> Path:
     """The data folder, or DataMissing naming the absent files and the command to get them."""
     root = Path(root) if root is not None else r2r_dir()

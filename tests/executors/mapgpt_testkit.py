@@ -23,7 +23,7 @@ def full_data_dir() -> Path | None:
     from executors.mapgpt import data
 
     root = data.r2r_dir()
-    return root if not data.missing(root) else None
+    return root if data.complete(root) else None
 
 
 needs_full_data = pytest.mark.skipif(
