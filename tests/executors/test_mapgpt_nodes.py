@@ -113,3 +113,26 @@ def test_image_mode_message_carries_one_image_per_place():
     assert [base64.b64decode(p["data"])[:4] for p in images] == [b"\x89PNG"] * 2
     [short] = image_messages("x", nav_map, max_images=1)
     assert [p["text"] for p in short["content"] if p["type"] == "text"][1:] == ["Image 2:"]
+
+
+def test_majority_vote_and_action_gate(start):
+    late, _ = _prompt(start, 5)
+    options = late["options"]
+    vote = make_node("mapgpt.MajorityVote")
+    out = vote.step({"reply": "Action: B", "reply_b": "Action: C\nNew Planning: x\nAction: C", "reply_c": "Action: C",
+                     "options": options}, FakeCtx())
+    assert out["choice"]["option"]["letter"] == "C" and out["choice"]["votes"] == {"B": 1, "C": 2}
+    tie = vote.step({"reply": "Action: B", "reply_b": "Action: C", "options": options}, FakeCtx())
+    assert tie["choice"]["option"]["letter"] == "B"
+    item, _ = start
+    nav_map = {"trajectory": [item["path"][0], options[1]["viewpoint"]]}
+    gate = make_node("mapgpt.ActionGate", {"min_stop_step": 6, "block_revisits": True})
+    state = {"decisions": 5}
+    stop = {"option": options[0], "valid": True}
+    gated = gate.step({"choice": stop, "options": options, "map": nav_map, "state": state}, FakeCtx())["choice"]
+    assert gated["gated"] == "early stop" and gated["option"] == options[2]
+    back = {"option": options[1], "valid": True}
+    gated = gate.step({"choice": back, "options": options, "map": nav_map, "state": state}, FakeCtx())["choice"]
+    assert gated["gated"] == "revisit" and gated["option"] == options[2]
+    ok = {"option": options[2], "valid": True}
+    assert gate.step({"choice": ok, "options": options, "map": nav_map, "state": state}, FakeCtx())["choice"] == ok
