@@ -11,6 +11,7 @@ import pytest
 from babyai_testkit import FakeCtx, make_node
 from mapgpt_testkit import FIXTURE
 
+import executors.mapgpt.node_types  # noqa: F401  (registers the mapgpt node types)
 from executors.mapgpt.data import Dataset
 from executors.mapgpt.nodes.action import turn_then_move
 from executors.mapgpt.nodes.parser import NO_PLANS, parse_reply
