@@ -76,11 +76,6 @@ class ScanGraph:
             self._solve()
         return float(self._dist[self.index[a], self.index[b]])
 
-    def distances_from(self, a: str) -> np.ndarray:
-        if self._dist is None:
-            self._solve()
-        return self._dist[self.index[a]]
-
     def path(self, a: str, b: str) -> list[str]:
         """Viewpoints of a shortest path from a to b, both ends included."""
         if self._dist is None:
