@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from executors.mapgpt.nodes.simulator import STOP
 from harness.canvas.registry import Node, node_type
 
-STOP = "stop"
 UP, DOWN, RIGHT = [0, 0, 1], [0, 0, -1], [0, 1, 0]
 
 
