@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import sys
 import time
@@ -118,6 +119,8 @@ def main() -> int:
           f"over {len(times)} large scans (goal < 200 ms)")
     loaded, needed, total = loaded_scans(root)
     print(f"smoke tier in one process: {loaded} scans loaded for {needed} needed (of {total})")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak memory of this process: {peak:.0f} MB (the 11 val_unseen scans' graphs and the smoke scans loaded)")
     print(f"load average after: {load_average()}")
     return 0
 
