@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from executors.mapgpt.graph import ScanGraph
-from harness.cli.output import UserError
+from harness.errors import UserError
 
 MANIFEST_PATH = Path(__file__).resolve().parent / "r2r_files.json"
 SPLITS = ("train", "val_seen", "val_unseen")

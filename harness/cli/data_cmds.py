@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from harness.cli.output import UserError, emit
+from harness.cli.output import emit
+from harness.errors import UserError
 from harness.cli.run_cmds import JSON_OPTION, _handled
 
 DATASETS = {"r2r": "executors.mapgpt.data"}
