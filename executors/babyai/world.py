@@ -13,7 +13,9 @@ from __future__ import annotations
 import heapq
 from collections import deque
 
-import numpy as np
+from harness.lazy import lazy_import
+
+np = lazy_import("numpy")  # node declarations load without numpy
 
 # minigrid's cell encoding (minigrid.core.constants), written out so that the
 # node declarations load without importing minigrid and gymnasium (a test

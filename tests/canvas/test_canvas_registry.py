@@ -112,3 +112,17 @@ def test_nodeset_overlay_reloads_when_a_file_changes(tmp_path):
     second = for_graph(g, tmp_path)
     assert second is not first
     assert second.get("candidate.Tripler") is not None and second.get("candidate.Doubler") is None
+
+
+def test_every_built_in_config_schema_is_a_valid_schema():
+    """Built-in types skip the schema check at registration (start-up speed); this is that check."""
+    from jsonschema import Draft202012Validator
+
+    from harness.canvas.registry import default_registry
+    registry = default_registry()
+    for executor in ("babyai", "mapgpt"):
+        assert registry.ensure_executor(executor) is None
+    types = registry.all()
+    assert len(types) > 20
+    for nt in types:
+        Draft202012Validator.check_schema(nt.config_schema)
