@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-import yaml
-
 from harness.cli.output import UserError
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
@@ -83,14 +81,9 @@ def expand_tier(spec: dict, budgets: dict) -> list[dict]:
 
 def load_profile(path: Path) -> dict:
     """Read and validate a profile.yaml; errors name the file and the offending key."""
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except OSError as exc:
-        raise ProfileError(f"{path}: cannot read profile: {exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
-        raise ProfileError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    from harness.fileio import read_yaml
+
+    data = read_yaml(path, "executor profile", ProfileError)
     problems = profile_problems(data)
     if problems:
         raise ProfileError(f"{path}: invalid profile: " + "; ".join(problems))

@@ -8,17 +8,31 @@ Every schema is Draft 2020-12. Schemas may `$ref` each other by file name
 from __future__ import annotations
 
 import json
+import math
 import threading
 from functools import lru_cache
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator as _Draft202012
+from jsonschema import validators
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from harness import SCHEMAS_DIR
 
 _lock = threading.Lock()
+
+
+def _finite_number(checker, instance) -> bool:
+    """JSON has no NaN or infinities: a non-finite float is not a "number" (so a
+    bounded number can never be NaN or .inf, whatever produced the document)."""
+    return _Draft202012.TYPE_CHECKER.is_type(instance, "number") and (
+        not isinstance(instance, float) or math.isfinite(instance))
+
+
+# Draft 2020-12 with finite numbers only; every schema check of the harness uses it.
+Draft202012Validator = validators.extend(
+    _Draft202012, type_checker=_Draft202012.TYPE_CHECKER.redefine("number", _finite_number))
 
 
 class SchemaNotFound(KeyError):

@@ -196,6 +196,8 @@ def status_cmd(run, runs_dir, as_json):
 
     report = run_status(run, runs_dir)
     emit(report, as_json, human=report["summary"])
+    if not report["consistent"] and not report["busy"]:
+        raise SystemExit(4)  # the report above says what disagrees and how to repair it
 
 
 @click.command("log")
@@ -314,13 +316,13 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
 
 def _latest_run(base: Path, variant: str, executor: str) -> str | None:
     """The most recently created run of this variant on this executor."""
-    import json
+    from harness.fileio import read_json
 
     found = []
     for manifest in base.glob("*/manifest.json"):
         try:
-            data = json.loads(manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = read_json(manifest, "manifest")
+        except UserError:
             continue
         if data.get("variant") == variant and data.get("executor") == executor:
             found.append((str(data.get("created", "")), manifest.parent.name))

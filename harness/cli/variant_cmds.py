@@ -58,7 +58,7 @@ def fitness_cmd(run, staging, seed, as_json):
     primary score with 100,000 resamples; aflow, random: mean score in percent)
     and writes STAGING/fitness.json. A zero score is a result, not an error.
     """
-    from harness.fileio import write_json_atomic
+    from harness.fileio import read_json, write_json_atomic
     from harness.rundir.layout import resolve_run, resolve_staging
     from harness.variants.fitness import fitness_for, manifest
 
@@ -68,7 +68,7 @@ def fitness_cmd(run, staging, seed, as_json):
     if not metrics_path.is_file():
         raise UserError(f"{metrics_path}: missing; run `architect evaluate {run} {staging}` first")
     man = manifest(paths)
-    result = fitness_for(man["variant"], json.loads(metrics_path.read_text(encoding="utf-8")), seed=seed,
+    result = fitness_for(man["variant"], read_json(metrics_path, "metrics"), seed=seed,
                          primary_metric=man.get("profiles", {}).get("primary_metric"))
     result["staging"] = str(folder)
     write_json_atomic(folder / "fitness.json", result)
@@ -171,7 +171,9 @@ def aflow_select(run, seed, iteration, as_json):
     if seed is None:
         seed = manifest(paths).get("seed") or 0
     if iteration is None:
-        iteration = json.loads(paths.state.read_text(encoding="utf-8"))["next_iteration"]
+        from harness.rundir.state import read as read_state
+
+        iteration = read_state(paths)["next_iteration"]
     result = aflow.select_parent(aflow.run_scores_percent(paths), seed=seed, iteration=iteration)
     emit(result, as_json, f"parent: {result['parent']}")
 

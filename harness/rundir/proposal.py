@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from harness.cli.output import UserError
-from harness.fileio import write_text_atomic
+from harness.fileio import parse_yaml, write_text_atomic
 from harness.schemas import validate_instance
 
 AXES = ["observation", "memory/state", "planning", "prompt", "control/action gating",
@@ -21,10 +21,7 @@ def split(text: str) -> tuple[dict | None, str]:
     parts = text.split("\n---", 1)
     if len(parts) != 2:
         raise UserError("proposal.md: front matter opened with --- but never closed")
-    try:
-        meta = yaml.safe_load(parts[0][3:]) or {}
-    except yaml.YAMLError as exc:
-        raise UserError(f"proposal.md: front matter is not valid YAML: {exc}") from None
+    meta = parse_yaml(parts[0][3:], "proposal.md", "front matter", first_line=1) or {}
     body = parts[1].split("\n", 1)[1] if "\n" in parts[1] else ""
     return meta, body
 

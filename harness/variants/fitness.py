@@ -7,13 +7,13 @@ straight from the documented run-directory files.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from harness.fileio import read_json
 from harness.cli.output import UserError
 from harness.rundir.layout import RunPaths
 from harness.rundir.proposal import AXES as PROPOSAL_AXES
@@ -181,7 +181,9 @@ def ledger(paths: RunPaths) -> list[dict[str, Any]]:
 
 
 def manifest(paths: RunPaths) -> dict[str, Any]:
-    return json.loads(paths.manifest.read_text(encoding="utf-8"))
+    from harness.rundir.records import read_record
+
+    return read_record("manifest", paths.manifest)
 
 
 def committed_rows(paths: RunPaths) -> dict[int, dict[str, Any]]:
@@ -200,7 +202,7 @@ def iteration_metrics(paths: RunPaths, iteration: int) -> dict[str, Any] | None:
     path = paths.iteration(iteration) / "eval" / "metrics.json"
     if not path.is_file():
         return None
-    return json.loads(path.read_text(encoding="utf-8"))
+    return read_json(path, "metrics")
 
 
 def iteration_score(paths: RunPaths, iteration: int, row: dict[str, Any] | None = None) -> float | None:

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.cli.output import UserError
-from harness.fileio import write_text_atomic
+from harness.fileio import parse_json, read_json, read_jsonl, write_text_atomic
 from harness.rundir.layout import RunPaths
 from harness.rundir.records import read_record
 from harness.schemas import validate_instance
-from harness.fileio import read_jsonl
 from harness.variants.fitness import (
     AXES,
     committed_rows,
@@ -95,10 +94,7 @@ def append(paths: RunPaths, name: str, text: str) -> dict[str, Any]:
 
 
 def _validated_row(name: str, text: str) -> str:
-    try:
-        row = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"append to {name}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    row = parse_json(text, f"append to {name}", "row")
     errors = validate_instance(ROW_SCHEMAS[name], row)
     if errors:
         raise UserError(f"append to {name}: row does not match schemas/{ROW_SCHEMAS[name]}.schema.json: "
@@ -246,7 +242,7 @@ def evaluate_slots(run, stagings: list[Path]) -> dict[str, Any]:
 
 def _staged_at(staging: Path) -> str | None:
     try:
-        return json.loads((staging / "stage.json").read_text(encoding="utf-8")).get("created")
+        return read_json(staging / "stage.json", "stage record").get("created")
     except (OSError, ValueError):
         return None
 
@@ -255,11 +251,11 @@ def _slot_score(staging: Path) -> tuple[float | None, str | None]:
     metrics_path = staging / "eval" / "metrics.json"
     verdict_path = staging / "eval" / "verdict.json"
     if verdict_path.is_file():
-        verdict = json.loads(verdict_path.read_text(encoding="utf-8"))
+        verdict = read_json(verdict_path, "verdict")
         if not verdict.get("passed", True):
             return None, "evaluation failed: " + "; ".join(verdict.get("reasons") or [])
     if metrics_path.is_file():
-        metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
+        metrics = read_json(metrics_path, "metrics")
         if metrics.get("complete") is False:
             return None, "evaluation incomplete"
         score = primary_mean(metrics)
