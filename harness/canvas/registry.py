@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.util
 import sys
 import threading
 import traceback
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -374,11 +374,19 @@ def for_graph(graph: dict | None, candidate_dir: str | Path | None = None, base:
 
 
 def _load_nodeset_file(path: Path, module_name: str, overlay: Registry) -> None:
+    """Run a candidate's node file restricted (harness.canvas.restricted); its
+    failures become `overlay.load_errors`, reported by validation."""
+    from harness.canvas.restricted import contain, exec_candidate_module
+    from harness.fileio import read_text
+
     try:
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        module = importlib.util.module_from_spec(spec)
+        module = types.ModuleType(module_name)
+        module.__file__ = str(path)
         sys.modules[module_name] = module
-        spec.loader.exec_module(module)
+        exec_candidate_module(read_text(path, "node file"), str(path), module)
+        for nt in list(overlay._types.values()):
+            if nt.cls.__module__ == module_name:
+                contain(nt.cls)
     except Exception as exc:
         sys.modules.pop(module_name, None)
         frames = traceback.extract_tb(exc.__traceback__)
