@@ -171,9 +171,12 @@ def aflow_select(run, seed, iteration, as_json):
     if seed is None:
         seed = manifest(paths).get("seed") or 0
     if iteration is None:
-        from harness.rundir.state import read as read_state
+        from harness.fileio import read_json
 
-        iteration = read_state(paths)["next_iteration"]
+        state = read_json(paths.state, "state record")
+        iteration = state.get("next_iteration") if isinstance(state, dict) else None
+        if not isinstance(iteration, int):
+            raise UserError(f"{paths.state}: no next_iteration; pass --iteration")
     result = aflow.select_parent(aflow.run_scores_percent(paths), seed=seed, iteration=iteration)
     emit(result, as_json, f"parent: {result['parent']}")
 

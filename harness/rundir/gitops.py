@@ -25,7 +25,8 @@ _ENV = {
 def git(root: Path, *args: str, check: bool = True) -> str:
     # GIT_DIR pins the run's own repository: with .git deleted or damaged, git
     # must fail rather than find (and change) an enclosing repository.
-    env = dict(os.environ, **_ENV, GIT_DIR=str(Path(root) / ".git"), GIT_WORK_TREE=str(root))
+    root = Path(root).resolve()
+    env = dict(os.environ, **_ENV, GIT_DIR=str(root / ".git"), GIT_WORK_TREE=str(root))
     proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, env=env)
     if check and proc.returncode != 0:
         raise UserError(f"git {' '.join(args)} failed in {root}: {proc.stderr.strip() or proc.stdout.strip()}")
@@ -55,7 +56,8 @@ REPAIR_HINT = ("the run's history lives in its .git folder: restore it from a ba
 
 def repository_problem(root: Path) -> str | None:
     """Why the run's own git repository is unusable (None: it is usable)."""
-    git_dir = Path(root) / ".git"
+    root = Path(root).resolve()
+    git_dir = root / ".git"
     if not git_dir.is_dir():
         return f"{git_dir} is missing: the run's git history is gone"
     try:
