@@ -13,7 +13,6 @@ import math
 import os
 import re
 import tempfile
-from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -169,17 +168,17 @@ def _no_constant(name: str):
     raise _Refused(f"{name} is not valid JSON (only finite numbers are allowed)", needle=name)
 
 
-def _depth(text: str) -> tuple[int, int]:
-    """(deepest nesting, offset where it is first reached), ignoring brackets in strings."""
+def _too_deep(text: str) -> int | None:
+    """Offset where nesting first exceeds MAX_DEPTH (brackets inside strings ignored), or None."""
     if text.count("[") + text.count("{") <= MAX_DEPTH:
-        return 0, 0
-    stripped = _JSON_STRING.sub(lambda m: " " * len(m.group(0)), text)
-    brackets = [(m.start(), 1 if m.group(0) in "[{" else -1) for m in _BRACKET.finditer(stripped)]
-    deepest, at = 0, 0
-    for (offset, _), level in zip(brackets, accumulate(step for _, step in brackets)):
-        if level > deepest:
-            deepest, at = level, offset
-    return deepest, at
+        return None
+    stripped = _JSON_STRING.sub(lambda m: " " * len(m.group(0)), text) if '"' in text else text
+    level = 0
+    for match in _BRACKET.finditer(stripped):
+        level += 1 if match.group(0) in "[{" else -1
+        if level > MAX_DEPTH:
+            return match.start()
+    return None
 
 
 def _has_lone_surrogate(obj, depth: int = 0) -> bool:
@@ -202,11 +201,11 @@ def parse_json(data: str | bytes, source: str, what: str = "JSON", error: type[U
     `source:line:col` (`first_line`: the line number the text starts at, for JSONL rows)."""
     text = decode_text(data, source, what, error)
     _line_col = lambda text, offset: _shifted(text, offset, first_line)  # noqa: E731
-    deepest, at = _depth(text)
-    if deepest > MAX_DEPTH:
+    at = _too_deep(text)
+    if at is not None:
         line, column = _line_col(text, at)
-        raise _fail(error, f"{_where(source, line, column)}: {what} is nested {deepest} levels deep "
-                    f"(at most {MAX_DEPTH})", source, line, column)
+        raise _fail(error, f"{_where(source, line, column)}: {what} is nested more than {MAX_DEPTH} levels deep",
+                    source, line, column)
     try:
         obj = json.loads(text, object_pairs_hook=_no_duplicates, parse_int=_bounded_int,
                          parse_float=_finite_float, parse_constant=_no_constant)
@@ -308,7 +307,8 @@ class _StrictYamlLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
     def construct_yaml_int(self, node):
-        digits = sum(ch.isdigit() for ch in str(node.value))
+        digits = sum(ch.isalnum() for ch in str(node.value).lower().removeprefix("0x").removeprefix("0o")
+                     .removeprefix("0b"))
         if digits > MAX_INT_DIGITS:
             raise yaml.constructor.ConstructorError(None, None, f"integer with {digits} digits "
                                                     f"(at most {MAX_INT_DIGITS})", node.start_mark)

@@ -93,7 +93,9 @@ class _Policy(RestrictingNodeTransformer):
     def visit_ImportFrom(self, node):
         module = node.module or ""
         for alias in node.names:
-            if node.level or not (module in ALLOWED_MODULES or f"{module}.{alias.name}" in ALLOWED_MODULES):
+            names = ALLOWED_MODULES.get(module, ())
+            allowed = names is None or alias.name in (names or ()) or f"{module}.{alias.name}" in ALLOWED_MODULES
+            if node.level or not allowed:
                 self.error(node, f"import of {alias.name!r} from {'.' * node.level}{module!r} is not allowed "
                                  "(allowed modules are listed in docs/writing-nodes.md)")
         return super().visit_ImportFrom(node)
@@ -211,10 +213,12 @@ def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
     module = __import__(name, None, None, fromlist or (), 0)
     for item in fromlist or ():
         value = getattr(module, item, None)
-        if not isinstance(value, types.ModuleType) and not _module_allows(module, item):
-            _deny(f"import {item!r} from {name!r}")
         if isinstance(value, types.ModuleType):
+            if value.__name__ not in ALLOWED_MODULES:
+                _deny(f"import the module {value.__name__!r}")
             _freeze(value)
+        elif not _module_allows(module, item):
+            _deny(f"import {item!r} from {name!r}")
     _freeze(module)
     return module
 
