@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.canvas.graph import flatten
+from harness.confine import confined_file
 from harness.fileio import read_json
 from harness.models.context_harness import check_context_harness
 from harness.models.probes import probe_histories
@@ -26,9 +27,10 @@ def harness_files(graph: dict) -> list[str]:
         nodes = flatten(graph).get("nodes", {})
     except Exception:  # an unflattenable graph is reported by graph validation
         nodes = graph.get("nodes", {}) if isinstance(graph, dict) else {}
-    files = {(spec.get("config") or {}).get("file", "build_context.py")
-             for spec in nodes.values() if isinstance(spec, dict) and spec.get("type") == "llm.ContextHarness"}
-    return sorted(files)
+    specs = [spec for spec in (nodes.values() if isinstance(nodes, dict) else [])
+             if isinstance(spec, dict) and spec.get("type") == "llm.ContextHarness"]
+    return sorted({str((spec.get("config") if isinstance(spec.get("config"), dict) else {})
+                       .get("file", "build_context.py")) for spec in specs})
 
 
 def candidate_violations(candidate_dir: str | Path, graph: dict | None = None) -> list[dict]:
@@ -44,6 +46,11 @@ def candidate_violations(candidate_dir: str | Path, graph: dict | None = None) -
     out = []
     probes = probe_histories(graph.get("executor") if isinstance(graph, dict) else None) if files else []
     for rel in sorted(files):
+        if confined_file(rel, [(candidate, candidate)]) is None:
+            out.append({"code": "context_harness", "path": "graph.json", "hint": HINT,
+                        "message": f"graph.json: context harness file {str(rel)[:200]!r} names no file inside "
+                                   "the candidate folder"})
+            continue
         for problem in check_context_harness(candidate / rel, probes):
             out.append({"code": "context_harness", "path": rel, "message": f"{rel}: {problem}", "hint": HINT})
     return out

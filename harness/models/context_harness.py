@@ -392,10 +392,12 @@ def _serve(memory_bytes: int, max_seconds: float) -> int:
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     budget = int(math.ceil(max_seconds)) + 1
 
-    def allow_cpu() -> None:
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+
+    def allow_cpu() -> None:  # the soft limit (SIGXCPU ends the process) moves with the CPU time used so far
         usage = resource.getrusage(resource.RUSAGE_SELF)
-        used = int(usage.ru_utime + usage.ru_stime)
-        resource.setrlimit(resource.RLIMIT_CPU, (used + budget, used + budget + 1))
+        soft = int(usage.ru_utime + usage.ru_stime) + budget
+        resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
 
     def send(obj) -> None:
         sys.stdout.buffer.write((json.dumps(obj) + "\n").encode())

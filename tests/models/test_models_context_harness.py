@@ -56,7 +56,7 @@ def test_violations_are_check_time_errors_naming_the_line(source, needle):
     ("    return str(1 / 0)", "ZeroDivisionError"),
 ])
 def test_runtime_limits(body, needle):
-    harness = ContextHarness(f"def build_context(history):\n{body}\n")
+    harness = ContextHarness(f"def build_context(history):\n{body}\n", max_seconds=60)  # the budget, not the clock
     with pytest.raises(ContextHarnessError, match=needle):
         harness([])
 
@@ -158,3 +158,29 @@ def test_candidate_violations_cover_the_graphs_harness_files(tmp_path):
     assert {v["path"] for v in violations} == {"harness/ctx.py"}
     assert all(v["code"] == "context_harness" for v in violations)
     assert any("'exec' is not allowed" in v["message"] for v in violations)
+
+
+@pytest.mark.parametrize("file", ["../../../../etc/passwd", "/etc/hostname", "prompts/../../outside.py", "missing.py"])
+def test_a_harness_file_outside_the_candidate_is_a_violation_not_a_read(file, tmp_path):
+    import json
+    import shutil
+
+    from harness import PROJECT_ROOT
+    from harness.models.candidate_checks import candidate_violations
+
+    candidate = tmp_path / "candidate"
+    shutil.copytree(PROJECT_ROOT / "seeds" / "babyai-llm", candidate)
+    (tmp_path / "outside.py").write_text("def build_context(history):\n    return ''\n")
+    graph = json.loads((candidate / "graph.json").read_text())
+    graph["nodes"]["context"]["config"]["file"] = file
+    (candidate / "graph.json").write_text(json.dumps(graph))
+    violations = [v for v in candidate_violations(candidate) if v["path"] == "graph.json"]
+    assert violations and "names no file inside the candidate folder" in violations[0]["message"]
+
+
+def test_a_sandbox_serves_many_calls():
+    harness = SandboxedHarness("def build_context(history):\n    return str(sum(range(300000)))\n")
+    for _ in range(12):  # one process serves call after call (the CPU limit moves with each call)
+        assert harness([]) == str(sum(range(300000)))
+    assert harness.starts == 1
+    harness.close()
