@@ -1,6 +1,7 @@
 """Paths written inside candidate files (e.g. `model_profile.path`) must stay
-inside the folders they are allowed to name: a path that is absolute, climbs
-out with `..` or leaves through a symlink resolves to nothing."""
+inside the folders they are allowed to name: a path (relative or absolute)
+that lands outside them, climbs out with `..` or leaves through a symlink
+resolves to nothing."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ PROFILES_DIR = PROJECT_ROOT / "profiles"
 
 
 def confined_file(path: str | os.PathLike, places: list[tuple[Path, Path]]) -> Path | None:
-    """The first existing file `base / path` that, symlinks resolved, lies inside
-    its `root`, trying each `(base, root)` in turn; None if there is none."""
+    """The first existing file `base / path` (an absolute path stands for
+    itself) that, symlinks resolved, lies inside its `root`, trying each
+    `(base, root)` in turn; None if there is none."""
     raw = Path(path)
-    if raw.is_absolute() or not str(path).strip() or "\x00" in str(path):
+    if not str(path).strip() or "\x00" in str(path):
         return None
     for base, root in places:
         try:

@@ -354,7 +354,9 @@ def for_graph(graph: dict | None, candidate_dir: str | Path | None = None, base:
     if not files:
         return base
     # keyed by content, not mtime: a proposer may rewrite a file twice within one clock tick
-    key = (str(Path(candidate_dir).resolve()), id(base)) + tuple(
+    from harness.canvas.restricted import trusted
+
+    key = (str(Path(candidate_dir).resolve()), id(base), trusted()) + tuple(
         (f.name, hashlib.sha1(f.read_bytes()).hexdigest()) for f in files)
     with _load_lock:
         cached = _overlay_cache.get(key)

@@ -55,7 +55,11 @@ AT_RUN = {
     "getattr_private": HEAD + "        return {'text': str(getattr(ctx, '_shared'))}\n",
     "getattr_dunder": HEAD + "        return {'text': str(getattr(ctx, '__class__'))}\n",
     "getattr_frame": HEAD + "        g = (x for x in [1])\n        return {'text': str(getattr(g, 'gi_frame'))}\n",
-    "context_outside_api": HEAD + "        return {'text': str(ctx.candidate_dir)}\n",
+    "context_outside_api": HEAD + "        return {'text': str(ctx._shared)}\n",
+    "read_outside_candidate": HEAD + "        return {'text': (ctx.candidate_dir / '..' / '..').read_text()}\n",
+    "read_absolute": HEAD + "        return {'text': (ctx.candidate_dir / '/etc/hostname').read_text()}\n",
+    "write_candidate_file": HEAD + "        (ctx.candidate_dir / 'x.txt').write_text('x')\n        return {'text': ''}\n",
+    "path_open": HEAD + "        return {'text': (ctx.candidate_dir / 'skill.md').open().read()}\n",
     "model_internals": HEAD + "        m = ctx.model\n        return {'text': str(m and m.profile)}\n",
     "str_format_reads_attributes": HEAD + "        return {'text': '{0._shared}'.format(ctx)}\n",
     "numpy_file_io": "import numpy as np\n" + HEAD + "        return {'text': str(np.loadtxt('/etc/hostname'))}\n",
@@ -107,6 +111,7 @@ def test_allowed_code_runs_with_private_state_of_its_own(tmp_path):
     source = HEAD.replace("    def step", "    def setup(self):\n        self._seen = []\n\n    def step") + (
         "        self._seen.append(ctx.tick)\n"
         "        ok = hasattr(ctx, '_shared') or hasattr(self, '_seen')\n"
+        "        ok = ok and (ctx.candidate_dir / 'skill.md').read_text().startswith('#')\n"
         "        return {'text': f\"{len(self._seen)} {ok} {W.ACTIONS[2]} {sorted({'b': 1, 'a': 2})}\"}\n")
     candidate, graph = _candidate(tmp_path, source)
     spy = for_graph(graph, candidate).get("candidate.Spy").cls("spy", {})
