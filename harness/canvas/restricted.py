@@ -53,8 +53,10 @@ ALLOWED_MODULES: dict[str, frozenset[str] | None] = {
     "executors.babyai.world": None,
     # pure standard library
     "math": None, "cmath": None, "random": None, "re": None, "json": None, "collections": None,
-    "itertools": None, "functools": None, "heapq": None, "bisect": None, "statistics": None,
-    "typing": None, "enum": None, "textwrap": None, "__future__": None,
+    "itertools": None, "heapq": None, "bisect": None, "statistics": None, "enum": None, "textwrap": None,
+    "__future__": None,
+    # not singledispatch (nor typing): they evaluate annotation strings with plain eval()
+    "functools": frozenset({"reduce", "partial", "lru_cache", "cache", "cmp_to_key", "total_ordering", "wraps"}),
     # numpy without file I/O, memory maps or raw pointers (see NUMPY_DENIED)
     "numpy": None, "numpy.linalg": None, "numpy.random": None,
 }
@@ -268,7 +270,8 @@ def _builtins() -> dict[str, Any]:
                 "list": list, "dict": dict, "set": set, "frozenset": frozenset, "tuple": tuple, "sorted": sorted,
                 "enumerate": enumerate, "zip": zip, "min": min, "max": max, "sum": sum, "any": any, "all": all,
                 "reversed": reversed, "map": map, "filter": filter, "iter": iter, "next": next,
-                "super": super, "format": format, "bytes": bytes})
+                "super": super, "format": format, "bytes": bytes, "staticmethod": staticmethod,
+                "classmethod": classmethod, "property": property})
     return out
 
 
@@ -337,9 +340,22 @@ def contain(cls: type) -> None:
     class's own methods the candidate's failure (CandidateCodeError). The runtime
     calls them positionally: setup(), reset(ctx), step(inputs, ctx), close()."""
     for name, wrap in _WRAPPERS.items():
-        method = cls.__dict__.get(name)
-        if isinstance(method, types.FunctionType):
-            setattr(cls, name, functools.wraps(method)(wrap(method, f"{cls.__qualname__}.{name}")))
+        owner = next((klass for klass in cls.__mro__ if name in klass.__dict__), None)
+        if owner is None or not _owned(owner) or getattr(owner.__dict__[name], "_contained", False):
+            continue  # the harness's own default (Node.step & co.), or already contained
+        original = owner.__dict__[name]
+        method = original if isinstance(original, types.FunctionType) else _bound_by_descriptor(original)
+        contained = functools.wraps(method)(wrap(method, f"{cls.__qualname__}.{name}"))
+        contained._contained = True
+        setattr(cls, name, contained)
+
+
+def _bound_by_descriptor(original):
+    """A plain function calling whatever a class attribute is (staticmethod, partial, callable object)."""
+    def call(self, *args):
+        target = original.__get__(self, type(self)) if hasattr(type(original), "__get__") else original
+        return target(*args)
+    return call
 
 
 _ESCAPES = (SystemExit, KeyboardInterrupt, GeneratorExit)

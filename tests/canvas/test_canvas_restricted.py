@@ -46,6 +46,8 @@ AT_LOAD = {
     "eval": HEAD + "        return {'text': eval('1')}\n",
     "exec": HEAD + "        exec('x = 1')\n        return {'text': ''}\n",
     "guard_rebind": "_getattr_ = getattr\n" + HEAD + "        return {'text': ''}\n",
+    "typing_eval": "import typing\n" + HEAD + "        return {'text': str(typing.get_type_hints(self))}\n",
+    "singledispatch_eval": "from functools import singledispatch\n" + HEAD + "        return {'text': ''}\n",
     "top_level_sysexit": "raise SystemExit(0)\n" + HEAD + "        return {'text': ''}\n",
 }
 
@@ -75,6 +77,12 @@ AT_RUN = {
     "sys_exit": HEAD + "        raise SystemExit(1)\n",
     "keyboard_interrupt": HEAD + "        raise KeyboardInterrupt\n",
     "generator_exit": HEAD + "        raise GeneratorExit\n",
+    "inherited_exit": HEAD.replace("class Spy(Node):", "class Base(Node):\n    def step(self, inputs, ctx):\n"
+                                   "        raise SystemExit(2)\n\n\nclass Spy(Base):")
+                      + "        return super().step(inputs, ctx)\n",
+    "staticmethod_exit": "def _boom(inputs, ctx):\n    raise KeyboardInterrupt\n\n\n" + HEAD.replace(
+        "    def step(self, inputs, ctx):\n", "    step = staticmethod(_boom)\n\n    def unused(self, inputs, ctx):\n")
+                         + "        return {}\n",
 }
 
 
