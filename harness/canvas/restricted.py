@@ -61,7 +61,7 @@ ALLOWED_MODULES: dict[str, frozenset[str] | None] = {
     "numpy": None, "numpy.linalg": None, "numpy.random": None,
 }
 NUMPY_DENIED = frozenset({
-    "ctypeslib", "ctypes", "lib", "testing", "f2py", "distutils", "load", "loadtxt", "genfromtxt", "fromfile",
+    "ctypeslib", "ctypes", "cffi", "lib", "testing", "f2py", "distutils", "load", "loadtxt", "genfromtxt", "fromfile",
     "fromregex", "save", "savez", "savez_compressed", "savetxt", "memmap", "DataSource", "tofile", "dump", "dumps",
     "frombuffer", "from_dlpack", "__dlpack__", "setbufsize", "seterrcall"})
 # what candidate code may use of its node context
