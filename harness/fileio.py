@@ -8,6 +8,7 @@ bounded line naming the file and, where known, line and column."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -15,8 +16,6 @@ import re
 import tempfile
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from harness.errors import UserError
 
@@ -265,83 +264,90 @@ def read_jsonl(path: str | os.PathLike, what: str = "JSONL file") -> list[Any]:
 
 # -- YAML ----------------------------------------------------------------------
 
-class _StrictYamlLoader(yaml.SafeLoader):
-    """SafeLoader that builds only JSON-like values: no duplicate keys, anchors,
-    aliases, binary or set tags; bounded nesting and integers; finite floats;
-    timestamps stay strings."""
+@functools.lru_cache(maxsize=1)
+def _strict_yaml_loader():
+    """The YAML loader class (built on first use: importing yaml is not free)."""
+    import yaml
 
-    def __init__(self, stream):
-        super().__init__(stream)
-        self._depth = 0
+    class _StrictYamlLoader(yaml.SafeLoader):
+        """SafeLoader that builds only JSON-like values: no duplicate keys, anchors,
+        aliases, binary or set tags; bounded nesting and integers; finite floats;
+        timestamps stay strings."""
 
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            raise yaml.composer.ComposerError(None, None, "anchors and aliases are not supported",
-                                              self.peek_event().start_mark)
-        event = self.peek_event()
-        if getattr(event, "anchor", None):
-            raise yaml.composer.ComposerError(None, None, "anchors and aliases are not supported", event.start_mark)
-        self._depth += 1
-        try:
-            if self._depth > MAX_DEPTH:
-                raise yaml.composer.ComposerError(None, None, f"nested more than {MAX_DEPTH} levels deep",
-                                                  event.start_mark)
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
+        def __init__(self, stream):
+            super().__init__(stream)
+            self._depth = 0
 
-    def construct_mapping(self, node, deep=False):
-        seen = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                raise yaml.composer.ComposerError(None, None, "anchors and aliases are not supported",
+                                                  self.peek_event().start_mark)
+            event = self.peek_event()
+            if getattr(event, "anchor", None):
+                raise yaml.composer.ComposerError(None, None, "anchors and aliases are not supported", event.start_mark)
+            self._depth += 1
             try:
-                hash(key)
-            except TypeError:
-                raise yaml.constructor.ConstructorError(None, None, "a mapping key must be a scalar",
-                                                        key_node.start_mark) from None
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {shorten(repr(key), 80)} (first at line {seen[key].line + 1})",
-                    key_node.start_mark)
-            seen[key] = key_node.start_mark
-        return super().construct_mapping(node, deep=deep)
+                if self._depth > MAX_DEPTH:
+                    raise yaml.composer.ComposerError(None, None, f"nested more than {MAX_DEPTH} levels deep",
+                                                      event.start_mark)
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
 
-    def construct_yaml_int(self, node):
-        digits = sum(ch.isalnum() for ch in str(node.value).lower().removeprefix("0x").removeprefix("0o")
-                     .removeprefix("0b"))
-        if digits > MAX_INT_DIGITS:
-            raise yaml.constructor.ConstructorError(None, None, f"integer with {digits} digits "
-                                                    f"(at most {MAX_INT_DIGITS})", node.start_mark)
-        return super().construct_yaml_int(node)
+        def construct_mapping(self, node, deep=False):
+            seen = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    hash(key)
+                except TypeError:
+                    raise yaml.constructor.ConstructorError(None, None, "a mapping key must be a scalar",
+                                                            key_node.start_mark) from None
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {shorten(repr(key), 80)} (first at line {seen[key].line + 1})",
+                        key_node.start_mark)
+                seen[key] = key_node.start_mark
+            return super().construct_mapping(node, deep=deep)
 
-    def construct_yaml_float(self, node):
-        value = super().construct_yaml_float(node)
-        if not math.isfinite(value):
-            raise yaml.constructor.ConstructorError(None, None, f"number {shorten(node.value, 40)} is not finite "
-                                                    "(.nan and .inf are not accepted)", node.start_mark)
-        return value
+        def construct_yaml_int(self, node):
+            digits = sum(ch.isalnum() for ch in str(node.value).lower().removeprefix("0x").removeprefix("0o")
+                         .removeprefix("0b"))
+            if digits > MAX_INT_DIGITS:
+                raise yaml.constructor.ConstructorError(None, None, f"integer with {digits} digits "
+                                                        f"(at most {MAX_INT_DIGITS})", node.start_mark)
+            return super().construct_yaml_int(node)
 
-    def construct_timestamp_text(self, node):
-        return self.construct_scalar(node)
+        def construct_yaml_float(self, node):
+            value = super().construct_yaml_float(node)
+            if not math.isfinite(value):
+                raise yaml.constructor.ConstructorError(None, None, f"number {shorten(node.value, 40)} is not finite "
+                                                        "(.nan and .inf are not accepted)", node.start_mark)
+            return value
 
-    def construct_refused(self, node):
-        raise yaml.constructor.ConstructorError(None, None, f"tag {node.tag} is not accepted (plain JSON-like "
-                                                "values only)", node.start_mark)
+        def construct_timestamp_text(self, node):
+            return self.construct_scalar(node)
 
+        def construct_refused(self, node):
+            raise yaml.constructor.ConstructorError(None, None, f"tag {node.tag} is not accepted (plain JSON-like "
+                                                    "values only)", node.start_mark)
 
-_StrictYamlLoader.add_constructor("tag:yaml.org,2002:int", _StrictYamlLoader.construct_yaml_int)
-_StrictYamlLoader.add_constructor("tag:yaml.org,2002:float", _StrictYamlLoader.construct_yaml_float)
-_StrictYamlLoader.add_constructor("tag:yaml.org,2002:timestamp", _StrictYamlLoader.construct_timestamp_text)
-for _tag in ("binary", "set", "omap", "pairs"):
-    _StrictYamlLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _StrictYamlLoader.construct_refused)
+    _StrictYamlLoader.add_constructor("tag:yaml.org,2002:int", _StrictYamlLoader.construct_yaml_int)
+    _StrictYamlLoader.add_constructor("tag:yaml.org,2002:float", _StrictYamlLoader.construct_yaml_float)
+    _StrictYamlLoader.add_constructor("tag:yaml.org,2002:timestamp", _StrictYamlLoader.construct_timestamp_text)
+    for tag in ("binary", "set", "omap", "pairs"):
+        _StrictYamlLoader.add_constructor(f"tag:yaml.org,2002:{tag}", _StrictYamlLoader.construct_refused)
+    return _StrictYamlLoader
 
 
 def parse_yaml(data: str | bytes, source: str, what: str = "YAML", error: type[UserError] = InputError,
                *, first_line: int = 1) -> Any:
     """Parse one YAML document with the same guarantees as `parse_json`."""
+    import yaml
+
     text = decode_text(data, source, what, error)
     try:
-        obj = yaml.load(text, Loader=_StrictYamlLoader)  # noqa: S506 - a SafeLoader subclass
+        obj = yaml.load(text, Loader=_strict_yaml_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.reader.ReaderError as exc:
         line, column = _line_col(text, exc.position)
         line += first_line - 1

@@ -12,7 +12,9 @@ from typing import Any, NoReturn
 
 import click
 
-from harness.errors import UserError  # noqa: F401  (re-exported)
+from harness.errors import UserError
+
+__all__ = ["UserError", "emit", "fail"]
 
 
 def emit(payload: dict[str, Any], as_json: bool, human: str | None = None) -> None:

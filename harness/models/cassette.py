@@ -16,8 +16,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from harness.errors import UserError
 from harness.fileio import parse_json
-from harness.cli.output import UserError
 from harness.models.request import BackendResult, CassetteMiss, ModelRequest
 from harness.schemas import validate_instance
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.cli.output import UserError
 from harness.confine import confined_file, profile_places
+from harness.errors import InferenceProfileError
 from harness.fileio import read_yaml
 from harness.schemas import iter_schema_errors, load_schema
 
@@ -21,8 +21,7 @@ SCHEMA_NAME = "inference_profile"
 DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 
-class ProfileError(UserError):
-    """A profile file is missing, malformed or has a bad key."""
+ProfileError = InferenceProfileError  # this module's name for it
 
 
 @dataclass(frozen=True)

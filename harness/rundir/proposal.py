@@ -6,12 +6,12 @@ from pathlib import Path
 
 import yaml
 
-from harness.cli.output import UserError
-from harness.fileio import parse_yaml, write_text_atomic
-from harness.schemas import validate_instance
+from harness.errors import UserError
+from harness.fileio import parse_yaml, read_text, write_text_atomic
+from harness.schemas import load_schema, validate_instance
 
-AXES = ["observation", "memory/state", "planning", "prompt", "control/action gating",
-        "stopping", "exploration", "topology", "model configuration"]
+# The intervention axes, defined once: the enum of schemas/proposal_front_matter.schema.json.
+AXES: tuple[str, ...] = tuple(load_schema("proposal_front_matter")["properties"]["axes"]["items"]["enum"])
 PLACEHOLDER = "(one line: what this iteration changes)"
 
 
@@ -31,7 +31,7 @@ def problems(path: Path) -> list[dict]:
     if not path.exists():
         return [{"code": "proposal", "path": "proposal.md", "message": "proposal.md is missing", "hint": "run `architect stage` again"}]
     try:
-        meta, _ = split(path.read_text(encoding="utf-8"))
+        meta, _ = split(read_text(path, "proposal"))
     except UserError as exc:
         return [{"code": "proposal", "path": "proposal.md", "message": exc.message, "hint": None}]
     if meta is None:
@@ -43,7 +43,7 @@ def problems(path: Path) -> list[dict]:
 
 
 def read(path: Path) -> tuple[dict, str]:
-    meta, body = split(path.read_text(encoding="utf-8")) if path.exists() else (None, "")
+    meta, body = split(read_text(path, "proposal")) if path.exists() else (None, "")
     return meta or {}, body
 
 

@@ -14,6 +14,7 @@ import shutil
 
 from harness.errors import UserError
 from harness.rundir import gitops, journal, ledger, state
+from harness.rundir.consistency import consistency
 from harness.fileio import write_text_atomic
 from harness.rundir.layout import RunPaths
 
@@ -72,8 +73,6 @@ def recover(paths: RunPaths) -> list[str]:
 def recover_or_refuse(paths: RunPaths) -> list[str]:
     """`recover`, then RunInconsistent if the run still disagrees with itself
     (the caller is about to change it)."""
-    from harness.rundir.status import consistency
-
     actions = recover(paths)
     problems = consistency(paths)
     if problems:
