@@ -225,16 +225,9 @@ def finish_episodes(episodes: list[dict], keys: tuple[str, ...], budgets: dict) 
 
 def load_profile(path: Path, spec: ExecutorSpec | None = None) -> dict:
     """Read and validate an executor profile.yaml; errors name the file and the offending key."""
-    import yaml
+    from harness.fileio import read_yaml
 
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except OSError as exc:
-        raise ExecutorProfileError(f"{path}: cannot read profile: {exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
-        raise ExecutorProfileError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    data = read_yaml(path, "executor profile", ExecutorProfileError)
     problems = profile_problems(data, spec)
     if problems:
         raise ExecutorProfileError(f"{path}: invalid profile: " + "; ".join(problems))

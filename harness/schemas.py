@@ -11,6 +11,7 @@ import copy
 import hashlib
 import json
 import marshal
+import math
 import os
 import re
 import sys
@@ -30,6 +31,22 @@ if TYPE_CHECKING:
 # starts faster without them.
 
 _lock = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def finite_draft202012():
+    """Draft 2020-12 in which a "number" is finite: JSON has no NaN or infinities, so a
+    bounded number can never be NaN or .inf, whatever produced the document. Every
+    schema check of the harness uses this class (built on first use: jsonschema is
+    not imported at start-up)."""
+    from jsonschema import Draft202012Validator, validators
+
+    def finite_number(checker, instance) -> bool:
+        return Draft202012Validator.TYPE_CHECKER.is_type(instance, "number") and (
+            not isinstance(instance, float) or math.isfinite(instance))
+
+    return validators.extend(
+        Draft202012Validator, type_checker=Draft202012Validator.TYPE_CHECKER.redefine("number", finite_number))
 
 
 class SchemaNotFound(KeyError):
@@ -73,12 +90,11 @@ def _registry() -> Registry:
 @lru_cache(maxsize=None)
 def validator(name: str) -> Draft202012Validator:
     """A compiled validator for the named schema (cached, thread-safe to use)."""
-    from jsonschema import Draft202012Validator
-
+    draft = finite_draft202012()
     with _lock:
         schema = load_schema(name)
-        Draft202012Validator.check_schema(schema)
-        return Draft202012Validator(schema, registry=_registry())
+        draft.check_schema(schema)
+        return draft(schema, registry=_registry())
 
 
 _DRAFT2020_ONLY = ("prefixItems", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$dynamicAnchor",
@@ -95,9 +111,7 @@ def compile_fast(schema: dict[str, Any]):
     """
     text = json.dumps(schema)
     if any(f'"{kw}"' in text for kw in _DRAFT2020_ONLY) or '"$ref": "http' in text or ".json#" in text:
-        from jsonschema import Draft202012Validator
-
-        return Draft202012Validator(schema).is_valid
+        return finite_draft202012()(schema).is_valid
     import fastjsonschema
 
     draft7 = copy.deepcopy({k: v for k, v in schema.items() if k != "$schema"})  # compile rewrites $refs in place
@@ -105,9 +119,7 @@ def compile_fast(schema: dict[str, Any]):
     try:
         compiled = _compile_cached(draft7)
     except Exception:  # a construct fastjsonschema cannot compile: use jsonschema
-        from jsonschema import Draft202012Validator
-
-        return Draft202012Validator(schema).is_valid
+        return finite_draft202012()(schema).is_valid
 
     def is_valid(obj) -> bool:
         try:
@@ -230,10 +242,8 @@ def _most_specific(error):
 @lru_cache(maxsize=None)
 def subschema_validator(name: str, pointer: str) -> Draft202012Validator:
     """A validator for one part of a schema, e.g. `("patch", "/$defs/op")`."""
-    from jsonschema import Draft202012Validator
-
     ref = f"{_schema_path(name).name}#{pointer}"
-    return Draft202012Validator({"$ref": ref}, registry=_registry())
+    return finite_draft202012()({"$ref": ref}, registry=_registry())
 
 
 def iter_subschema_errors(name: str, pointer: str, obj: Any):

@@ -15,12 +15,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import PROJECT_ROOT
 from harness.canvas import types as T
 from harness.canvas.context import REDUCERS
 from harness.canvas.graph import flatten_detailed, split_endpoint
 from harness.canvas.registry import NodeType, Registry, for_graph
 from harness.canvas.schema_memo import graph_schema_valid
+from harness.confine import confined_file, profile_places
 from harness.schemas import iter_schema_errors, json_pointer
 
 CODES = (
@@ -454,9 +454,10 @@ class _Validator:
                      f"set /model_profile/name to {self.pinned_profile!r}", path="/model_profile")
         if isinstance(profile, dict) and isinstance(profile.get("path"), str) and self.candidate_dir is not None:
             rel = profile["path"]
-            if not ((self.candidate_dir / rel).is_file() or (PROJECT_ROOT / rel).is_file()):
-                self.add("model_profile", f"model_profile path {rel!r} exists neither in the candidate nor the project",
-                         "paths are relative to the candidate folder or the project root", path="/model_profile/path")
+            if confined_file(rel, profile_places(self.candidate_dir)) is None:
+                self.add("model_profile", f"model_profile path {rel[:200]!r} names no file inside the candidate "
+                         "folder or the project's profiles/ folder",
+                         "a relative path to a file in the candidate, or profiles/<name>.yaml", path="/model_profile/path")
         for nid in model_nodes:
             path = self.node_paths[nid]
             if profile is None:

@@ -229,6 +229,8 @@ def status_cmd(run, runs_dir, as_json):
 
     report = run_status(run, runs_dir)
     emit(report, as_json, human=report["summary"])
+    if not report["consistent"] and not report["busy"]:
+        raise SystemExit(4)  # the report above says what disagrees and how to repair it
 
 
 @click.command("log")

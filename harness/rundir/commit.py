@@ -6,7 +6,6 @@ the step on the next open or rolls it back, never half of it."""
 from __future__ import annotations
 
 import difflib
-import json
 import shutil
 from pathlib import Path
 
@@ -45,7 +44,7 @@ def text_diff(parent: Path, child: Path) -> str:
 def structured_patch(parent: Path, child: Path) -> dict:
     from harness.canvas.patch import diff_graphs
 
-    load = lambda folder: json.loads((folder / "graph.json").read_text(encoding="utf-8"))
+    load = lambda folder: read_json(folder / "graph.json", "graph")
     return diff_graphs(load(parent), load(child))
 
 

@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
-from harness.fileio import write_json_atomic, write_text_atomic
+from harness.fileio import read_json, read_jsonl, write_json_atomic, write_text_atomic
 from harness.rundir.layout import RunPaths
-from harness.fileio import read_jsonl
 from harness.rundir.records import committed_iterations, read_iteration_metrics, read_manifest
 from harness.variants.fitness import (
     bootstrap_ci,
@@ -41,7 +40,7 @@ def archive_entries(paths: RunPaths, seed: int = 0) -> list[dict[str, Any]]:
         meta, body = read_proposal(folder / "proposal.md")
         row = rows.get(iteration, {})
         graph_path = folder / "candidate" / "graph.json"
-        graph = json.loads(graph_path.read_text(encoding="utf-8")) if graph_path.is_file() else None
+        graph = read_json(graph_path, "graph") if graph_path.is_file() else None
         metrics = read_iteration_metrics(paths, iteration)
         fitness = None
         if metrics is not None:

@@ -11,14 +11,13 @@ Both lists are shown to the proposer as modifications not to repeat.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from harness.errors import UserError
-from harness.fileio import write_json_atomic, write_text_atomic
+from harness.fileio import read_json, write_json_atomic, write_text_atomic
 from harness.rundir.layout import RunPaths
 from harness.rundir.ledger import failed, read_rows
 from harness.rundir.records import read_iteration_metrics
@@ -188,7 +187,7 @@ def check_duplicate(paths: RunPaths, staging: Path) -> dict[str, Any]:
     # Unique per (iteration, description): the ledger and the committed folder name the same attempt.
     unique = {(m["iteration"], m["status"]): m for m in matches}
     counter_path = staging / "aflow_duplicates.json"
-    hits = json.loads(counter_path.read_text()) if counter_path.is_file() else []
+    hits = read_json(counter_path, "duplicate counter") if counter_path.is_file() else []
     if unique:
         hits.append(normalise(meta["description"]))
         write_json_atomic(counter_path, hits)

@@ -92,7 +92,7 @@ def test_broken_nodeset_is_reported_with_file_and_line(tmp_path):
     (tmp_path / "nodeset").mkdir()
     (tmp_path / "nodeset" / "ok.py").write_text(NODESET)
     (tmp_path / "nodeset" / "broken.py").write_text("x = 1\ndef f(:\n")
-    (tmp_path / "nodeset" / "raises.py").write_text("import os\n\nraise RuntimeError('nope')\n")
+    (tmp_path / "nodeset" / "raises.py").write_text("import math\n\nraise RuntimeError('nope')\n")
     g = {"schema_version": 1, "executor": "babyai", "nodes": {}}
     problems = [p for p in validate_graph(g, candidate_dir=tmp_path) if p.code == "nodeset_error"]
     messages = sorted(p.message for p in problems)

@@ -81,7 +81,7 @@ def test_bad_profile_names_the_key(tmp_path, mutate, needle):
 def test_malformed_yaml_names_line(tmp_path):
     path = tmp_path / "profile.yaml"
     path.write_text("tiers:\n  smoke: [\n")
-    with pytest.raises(ProfileError, match=r"profile.yaml:\d+:\d+: invalid YAML"):
+    with pytest.raises(ProfileError, match=r"profile.yaml:\d+:\d+: not valid YAML"):
         load_profile(path)
 
 
