@@ -111,6 +111,11 @@ def profile_problems(data: Any) -> list[str]:
     if data["performance_tier"] not in data["tiers"]:
         out.append(f"at performance_tier: {data['performance_tier']!r} is not a tier "
                    f"(tiers: {', '.join(data['tiers'])})")
+    for split, tier in (data.get("splits") or {}).items():
+        if tier not in data["tiers"]:
+            out.append(f"at splits/{split}: {tier!r} is not a tier (tiers: {', '.join(data['tiers'])})")
+        elif split == "test" and not data["tiers"][tier].get("sealed"):
+            out.append(f"at splits/test: tier {tier!r} must be sealed (the test split is never shown to a proposer)")
     ids: dict[str, set] = {}
     for tier, spec in data["tiers"].items():
         try:

@@ -252,17 +252,31 @@ def rerun_cmd(run, iteration, times, runs_dir, as_json):
 @click.option("--max-skips", type=int, default=None, help="Consecutive discarded attempts that stop a new run (default 10).")
 @click.option("--smoke-episodes", type=click.IntRange(min=1), default=None, help="New run: use only the first N smoke episodes.")
 @click.option("--eval-episodes", type=click.IntRange(min=1), default=None, help="New run: use only the first N performance episodes.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="shaper only: YAML of SHAPER settings for a new run (beam, rounds, splits caps, role profiles).")
+@click.option("--scripted-models", is_flag=True,
+              help="shaper only: answer every model call with the scripted stand-ins on a loopback server (offline).")
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @_handled
 def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations, max_skips, smoke_episodes,
-             eval_episodes, runs_dir, as_json):
+             eval_episodes, config_path, scripted_models, runs_dir, as_json):
     """Drive the search: stage -> propose -> check -> smoke -> evaluate ->
     commit/discard, with live progress on stderr, ending with a summary table.
 
     Only the `random` variant runs here (fully offline). The model-driven
     variants (adas, aflow, kdloop) are driven by the Claude Code skill
-    /architect:loop, which calls the same stage/check/commit commands."""
+    /architect:loop, which calls the same stage/check/commit commands.
+    `shaper` runs headless with its model profiles (EXECUTOR is a seed such as
+    babyai-llm; --scripted-models for the offline stand-ins)."""
+    if variant == "shaper":
+        from harness.cli.shaper_cmds import loop_shaper
+
+        return loop_shaper(executor, run_id=run_id, resume=resume, config_path=config_path,
+                           scripted=scripted_models, seed_value=seed, smoke_episodes=smoke_episodes,
+                           eval_episodes=eval_episodes, runs_dir=runs_dir, as_json=as_json)
+    if config_path or scripted_models:
+        raise UserError("--config and --scripted-models are options of the shaper variant")
     from harness.rundir.create import DEFAULT_MAX_SKIPS, init_run
     from harness.rundir.display import ledger_table
     from harness.rundir.layout import resolve_run

@@ -44,7 +44,10 @@ def new_run_id(variant: str, executor: str, runs_dir: Path) -> str:
 def init_run(variant: str, executor_name: str, *, runs_dir: Path, run_id: str | None = None,
              max_iterations: int = DEFAULT_MAX_ITERATIONS, max_skips: int = DEFAULT_MAX_SKIPS,
              smoke_episodes: int | None = None, eval_episodes: int | None = None,
-             seed: int | None = None, progress: bool = False, say=lambda msg: None) -> RunPaths:
+             seed: int | None = None, progress: bool = False, say=lambda msg: None,
+             seed_dir: Path | None = None, performance_tier: str | None = None) -> RunPaths:
+    """`seed_dir` (default: the executor's seed) is copied as iteration 0;
+    `performance_tier` (default: the profile's) is the tier `evaluate` runs."""
     from executors import load_executor
 
     if run_id is not None and not RUN_ID_PATTERN.match(run_id):
@@ -57,7 +60,7 @@ def init_run(variant: str, executor_name: str, *, runs_dir: Path, run_id: str | 
         raise
     except Exception as exc:
         raise UserError(f"unknown executor {executor_name!r}: {exc}") from None
-    seed_dir = Path(executor.seed_dir)
+    seed_dir = Path(seed_dir or executor.seed_dir)
     if not (seed_dir / "graph.json").is_file():
         raise UserError(f"executor {executor_name!r} has no seed candidate ({seed_dir}/graph.json missing)")
     runs_dir = Path(runs_dir)
@@ -65,7 +68,7 @@ def init_run(variant: str, executor_name: str, *, runs_dir: Path, run_id: str | 
     target = runs_dir / run_id
     if target.exists():
         raise UserError(f"{target} already exists: choose another --run-id (or resume it with `architect loop --resume`)")
-    profile = executor.profile
+    profile = dict(executor.profile, performance_tier=performance_tier or executor.profile.get("performance_tier"))
     runs_dir.mkdir(parents=True, exist_ok=True)
     _remove_abandoned_builds(runs_dir, run_id)
     build = runs_dir / f".init-{run_id}-{os.getpid()}"
