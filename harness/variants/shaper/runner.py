@@ -156,7 +156,7 @@ def drive(paths: RunPaths, *, base_url: str | None, say) -> dict:
         meter = CostMeter(beam["costs"]["by_round"])
         roles = Roles({role: beam["profiles"][role]["path"] for role in ROLES}, meter, base_url=base_url)
         run_state.refresh(paths, status="running", stop_reason=None)
-        reason = "error"
+        reason, search = "error", None
         try:
             search = Search(run, roles, meter, say=say)
             reason = search.run_all()
@@ -170,7 +170,7 @@ def drive(paths: RunPaths, *, base_url: str | None, say) -> dict:
             roles.close()
             run_state.refresh(paths, status="stopped", stop_reason=reason)
             commit_memory(run, f"shaper: memory after the loop stopped ({reason[:60]})")
-    return summary(paths, reason)
+    return dict(summary(paths, reason), timings=search.timings)
 
 
 def summary(paths: RunPaths, reason: str) -> dict:

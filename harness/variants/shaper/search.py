@@ -15,6 +15,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -47,6 +48,7 @@ class Search:
         self.meter = meter
         self.say = say
         self.lock = threading.Lock()
+        self.timings: dict[str, dict] = {}  # round -> {"wall", "generate": {parent: s}, "validate": {...}, "commit": {...}}
         from executors import load_executor
 
         self.executor = load_executor(run.manifest["executor"])
@@ -89,11 +91,22 @@ class Search:
         stage = self.config.stage_of(r)
         beam_before = list(self.state["beam"])
         self.say(f"round {r} ({stage} stage): beam {', '.join(beam_before)}")
+        started = time.perf_counter()
         with ThreadPoolExecutor(max_workers=len(beam_before)) as pool:
-            list(pool.map(lambda parent: self.generate(parent, r, stage), beam_before))
+            list(pool.map(lambda parent: self.timed(r, "generate", parent, self.generate, parent, r, stage),
+                          beam_before))
         self.save()
         self.validate_round(r)
         self.close_round(r)
+        self.timings.setdefault(str(r), {})["wall"] = time.perf_counter() - started
+
+    def timed(self, r: int, phase: str, key: str, function, *args):
+        """Call function(*args) and keep its duration (benchmarks read `timings`)."""
+        started = time.perf_counter()
+        try:
+            return function(*args)
+        finally:
+            self.timings.setdefault(str(r), {}).setdefault(phase, {})[key] = time.perf_counter() - started
 
     def round_proposals(self, r: int) -> list[dict]:
         """The round's proposals in schedule order (beam position, then branch)."""
@@ -243,7 +256,8 @@ class Search:
             staged.append((p, folder))
         results: dict[str, dict] = {}
         with ThreadPoolExecutor(max_workers=max(1, len(staged))) as pool:
-            futures = {p["id"]: pool.submit(self.validate, p, folder) for p, folder in staged}
+            futures = {p["id"]: pool.submit(self.timed, p["round"], "validate", p["id"], self.validate, p, folder)
+                       for p, folder in staged}
             for pid, future in futures.items():
                 try:
                     results[pid] = future.result()
@@ -256,7 +270,7 @@ class Search:
                 failure = failure or outcome["infrastructure"]
                 shutil.rmtree(folder, ignore_errors=True)
                 continue
-            self.finish(p, folder, outcome)
+            self.timed(p["round"], "commit", p["id"], self.finish, p, folder, outcome)
             self.save()
         if failure is not None:
             raise failure
