@@ -161,3 +161,64 @@ def test_resume_of_a_finished_or_missing_run_and_bad_options_fail_cleanly(refere
                                     str(tmp_path), "--json"])
     assert out.exit_code != 0 and "unknown key(s) beam" in json.loads(out.stdout)["error"]
     assert not any(tmp_path.glob("shaper-*"))
+
+
+def _cli(*args):
+    result = CliRunner().invoke(main, [*args, "--json"])
+    return result.exit_code, json.loads(result.stdout.splitlines()[-1])
+
+
+def test_the_skill_helpers_drive_a_round_with_agent_written_texts(reference, tmp_path):
+    """What the coding agent does in .claude/commands/architect/variants/shaper.md, with fixed texts."""
+    config, _ = write_config(tmp_path, final_test=False)
+    runs = str(tmp_path / "runs")
+    code, made = _cli("shaper", "init", "babyai-llm", "--config", str(config), "--run-id", "skill", "--runs-dir", runs)
+    assert code == 0 and made["cap"] == 4
+    run = made["run"]
+    code, status = _cli("shaper", "status", run)
+    assert status["next"] == "gradient" and status["stage"] == "skill"
+    parent = status["beam"][0]["candidate"]
+    code, batch = _cli("shaper", "minibatch", run, "--candidate", parent)
+    assert code == 0 and len(batch["minibatch"]) == 2
+    judgements = {e: [{"step": i + 1, "verdict": "progress", "note": "moved"} for i in range(n)]
+                  for e, n in batch["steps_to_judge"].items()}
+    (tmp_path / "j.json").write_text(json.dumps(judgements))
+    (tmp_path / "s.json").write_text(json.dumps({e: "reached the goal" for e in batch["minibatch"]}))
+    code, gradient = _cli("shaper", "gradient", run, "--candidate", parent, "--judgements", str(tmp_path / "j.json"),
+                          "--summaries", str(tmp_path / "s.json"))
+    assert code == 0 and gradient["stats"]["episodes"] == 2
+    skill = tmp_path / "skill.txt"
+    skill.write_text((Path(run) / "iterations/0/candidate/skill.md").read_text() + "- Say the colour.\n")
+    for branch in ("1", "2"):  # the same text twice: the second is an exact duplicate
+        code, out = _cli("shaper", "propose", run, "--parent", parent, "--branch", branch, "--file", str(skill))
+        assert code == 0
+    code, validated = _cli("shaper", "validate", run)
+    assert [p["status"] for p in validated["proposals"]] == ["committed", "duplicate"]
+    code, advanced = _cli("shaper", "advance", run)
+    assert code == 0 and advanced["next"] == "gradient" and len(advanced["beam"]) == 1
+    parent = advanced["beam"][0]
+    code, batch = _cli("shaper", "minibatch", run, "--candidate", parent)
+    code, gradient = _cli("shaper", "gradient", run, "--candidate", parent, "--judgements", str(tmp_path / "j.json"),
+                          "--summaries", str(tmp_path / "s.json"))
+    harness = tmp_path / "harness.txt"
+    harness.write_text("import os\ndef build_context(history):\n    return 'Subgoals completed so far: 0'\n")
+    code, rejected = _cli("shaper", "propose", run, "--parent", parent, "--branch", "1", "--file", str(harness))
+    assert code == 1 and not rejected["ok"] and "imports are not allowed" in " ".join(rejected["problems"])
+    (tmp_path / "rejected.json").write_text(json.dumps(rejected))
+    code, again = _cli("shaper", "propose", run, "--parent", parent, "--branch", "1", "--file", str(harness),
+                       "--rejected", str(tmp_path / "rejected.json"))
+    assert code == 0 and again["proposal"]["status"] == "rejected" and len(again["proposal"]["rejections"]) == 2
+    harness.write_text("def build_context(history):\n    return 'Subgoals completed so far: %d' % len(history)\n")
+    code, fine = _cli("shaper", "propose", run, "--parent", parent, "--branch", "2", "--file", str(harness))
+    assert fine["proposal"]["status"] == "proposed"
+    code, validated = _cli("shaper", "validate", run)
+    assert [p["status"] for p in validated["proposals"]] == ["rejected", "committed"]
+    code, advanced = _cli("shaper", "advance", run)
+    assert advanced["next"] == "final"
+    code, final = _cli("shaper", "final", run)
+    assert code == 0 and final["rows"] is None
+    code, status = _cli("shaper", "status", run)
+    assert status["next"] == "done" and status["selected"]["harness"]
+    rows = [json.loads(line) for line in (Path(run) / "ledger.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in rows] == ["committed", "committed", "discarded", "committed"]
+    assert "sandbox" in rows[2]["reason"]
