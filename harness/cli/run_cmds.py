@@ -272,6 +272,10 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
     if variant == "shaper":
         from harness.cli.shaper_cmds import loop_shaper
 
+        if iterations is not None or max_iterations is not None or max_skips is not None:
+            raise UserError("shaper: its schedule (rounds x beam x branching in --config) sets the iteration cap; "
+                            "drop --iterations / --max-iterations / --max-skips")
+
         return loop_shaper(executor, run_id=run_id, resume=resume, config_path=config_path,
                            scripted=scripted_models, seed_value=seed, smoke_episodes=smoke_episodes,
                            eval_episodes=eval_episodes, runs_dir=runs_dir, as_json=as_json)

@@ -6,33 +6,21 @@ final test evaluation, costs). All take --json."""
 
 from __future__ import annotations
 
-import functools
 import json
 from pathlib import Path
 
 import click
 
-from harness.cli.output import UserError, emit, fail
+from harness.cli.output import UserError, emit
+from harness.cli.variant_cmds import _reports_errors as _handled
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout.")
 runs_dir_option = click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                                help="Folder holding run directories (default: $ARCHITECT_RUNS_DIR or ./runs).")
 
 
-def _handled(func):
-    @functools.wraps(func)
-    def wrapper(*args, as_json: bool = False, **kwargs):
-        try:
-            return func(*args, as_json=as_json, **kwargs)
-        except UserError as error:
-            fail(error, as_json)
-        except (OSError, json.JSONDecodeError) as error:
-            fail(UserError(f"{type(error).__name__}: {error}"), as_json)
-
-    return wrapper
-
-
-def _say(as_json: bool):
+def _say():
+    """Progress lines on stderr (stdout carries the one JSON object)."""
     from harness.rundir.loop import Progress
 
     return Progress(enabled=True).say
@@ -53,7 +41,7 @@ def loop_shaper(seed: str, *, run_id, resume, config_path, scripted, seed_value,
     elif config_path or scripted:
         raise UserError("--config and --scripted-models apply to a new run; a resumed run keeps its configuration")
     result = run_headless(seed, runs_dir=runs_dir or default_runs_dir(), run_id=run_id, resume=resume,
-                          config=config, say=_say(as_json))
+                          config=config, say=_say())
     human = (f"run {result['run_id']} stopped: {result['stop_reason']}; {result['iterations']} iteration(s) "
              f"(cap {result['cap']}); beam {', '.join(result['beam'])}; total cost ${result['costs']['total_usd']:.4f}\n"
              f"run: {result['run']}")
@@ -126,7 +114,7 @@ def init_cmd(seed, config_path, run_id, runs_dir, as_json):
     from harness.variants.shaper.runner import create_run
 
     config = build_config(read_config_file(config_path) if config_path else {})
-    paths = create_run(seed, config, runs_dir=runs_dir or default_runs_dir(), run_id=run_id, say=_say(as_json))
+    paths = create_run(seed, config, runs_dir=runs_dir or default_runs_dir(), run_id=run_id, say=_say())
     emit({"ok": True, "run": str(paths.root), "run_id": paths.run_id, "cap": config.proposals_in_schedule()},
          as_json, human=str(paths.root))
 
@@ -160,7 +148,7 @@ def minibatch_cmd(run, candidate, runs_dir, as_json):
     """Roll CANDIDATE out on the train split (once; kept in memory/shaper/rollouts/) and draw this
     round's minibatch. Prints the steps to judge and the episodes to summarise."""
     with _open(run, runs_dir) as opened:
-        search = _search(opened, _say(as_json))
+        search = _search(opened, _say())
         r, stage = _current(search)
         if candidate not in search.state["beam"]:
             raise UserError(f"--candidate {candidate}: not in the beam ({', '.join(search.state['beam'])})")
@@ -287,7 +275,7 @@ def validate_cmd(run, runs_dir, as_json):
     """Drop this round's exact duplicates, then stage, check, smoke, evaluate on the validation split
     and commit every other proposal (one iteration each; sandbox-rejected ones are discarded)."""
     with _open(run, runs_dir) as opened:
-        search = _search(opened, _say(as_json))
+        search = _search(opened, _say())
         r, _ = _current(search)
         search.validate_round(r)
         rows = [{k: p[k] for k in ("id", "status", "candidate", "iteration", "reason")}
@@ -304,7 +292,7 @@ def advance_cmd(run, runs_dir, as_json):
     """Close the round: rank incumbents and new candidates (paired statistics), keep the beam, report
     regressions against the seed; at a stage's end select and freeze its artefact."""
     with _open(run, runs_dir) as opened:
-        search = _search(opened, _say(as_json))
+        search = _search(opened, _say())
         r, _ = _current(search)
         if next_step(search) != "advance":
             raise UserError(f"round {r} is not finished: next step is `{next_step(search)}`")
@@ -325,7 +313,7 @@ def final_cmd(run, runs_dir, as_json):
     from harness.variants.shaper.search import commit_memory, final_markdown
 
     with _open(run, runs_dir) as opened:
-        search = _search(opened, _say(as_json))
+        search = _search(opened, _say())
         if search.state["phase"] != "final":
             raise UserError(f"phase is {search.state['phase']}: the final evaluation follows the last round")
         if search.config.final_test:

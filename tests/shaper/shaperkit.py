@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 
 import yaml
@@ -20,11 +22,14 @@ ROLE_PROFILE = {"backend": "openai", "model": "Qwen/Qwen3-8B", "base_url": "http
 
 class BreakableStandIns(LoopbackServer):
     """The scripted stand-ins; optimizer calls fail with HTTP 500 from call number `fail_from` on
-    (an endpoint outage in the middle of a round) until `fail_from` is None again."""
+    (an endpoint outage in the middle of a round) until `fail_from` is None again, and optimizer
+    call number `kill_at` first kills process `kill_pid` (a loop killed in the middle of a round)."""
 
     def __init__(self):
         super().__init__(answer, reply_model=REPLY_MODEL)
         self.fail_from: int | None = None
+        self.kill_at: int | None = None
+        self.kill_pid: int | None = None
         self.optimizer_calls = 0
         self._count_lock = threading.Lock()
 
@@ -34,6 +39,9 @@ class BreakableStandIns(LoopbackServer):
             with self._count_lock:
                 self.optimizer_calls += 1
                 failing = self.fail_from is not None and self.optimizer_calls >= self.fail_from
+                if self.kill_at is not None and self.optimizer_calls == self.kill_at and self.kill_pid:
+                    os.kill(self.kill_pid, signal.SIGKILL)
+                    failing = True
             if failing:
                 return 500, {}, {"type": "error", "error": {"type": "api_error", "message": "scripted outage"}}
         return super()._reply(path, body)

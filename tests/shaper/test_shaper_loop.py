@@ -6,6 +6,8 @@ giving the same final beam. A small schedule (2 rounds, beam 2, branching 2,
 2-episode splits) keeps it short; the default is the study's."""
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -146,6 +148,25 @@ def test_abort_on_an_outage_and_resume_give_the_same_final_beam(reference, stand
     after, ref = _beam(runs / "outage"), _beam(reference["root"])
     assert after["beam"] == ref["beam"] and after["selected"] == ref["selected"]
     assert sorted(after["candidates"]) == sorted(ref["candidates"])
+    assert [e["beam_after"] for e in after["rounds"]] == [e["beam_after"] for e in ref["rounds"]]
+
+
+def test_a_loop_killed_mid_round_resumes_to_the_same_final_beam(reference, stand_ins):
+    runs = reference["runs"]
+    command = [sys.executable, "-c", "from harness.cli import main; main()", "loop", "shaper", "babyai-llm", "--scripted-models", "--config", str(reference["config"]),
+               "--run-id", "killed", "--runs-dir", str(runs), "--json"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
+    stand_ins.kill_pid, stand_ins.kill_at = proc.pid, stand_ins.optimizer_calls + 3  # round 2's first proposal
+    try:
+        proc.communicate(timeout=600)
+    finally:
+        stand_ins.kill_at = None
+    assert proc.returncode == -signal.SIGKILL
+    assert _beam(runs / "killed")["round"] == 2  # killed inside round 2
+    resumed = run_headless("babyai-llm", runs_dir=runs, run_id="killed", resume=True)
+    assert resumed["stop_reason"] == "schedule_done"
+    after, ref = _beam(runs / "killed"), _beam(reference["root"])
+    assert after["beam"] == ref["beam"] and after["selected"] == ref["selected"]
     assert [e["beam_after"] for e in after["rounds"]] == [e["beam_after"] for e in ref["rounds"]]
 
 

@@ -97,7 +97,8 @@ def scripted_optimizer(messages: list) -> str:
         fixed = "".join(line + "\n" for line in previous.splitlines() if not line.startswith(("import ", "from ")))
         return f"[scripted optimizer, not a model] repaired\n```python\n{fixed.lstrip()}```\n"
     branch = int(re.search(r"This is proposal (\d+)", first).group(1)) if "This is proposal" in first else 1
-    choice = _digest(first, str(branch))
+    # the same base for every branch of one parent, so its branches pick different rewrites
+    choice = _digest(re.sub(r"This is proposal \d+", "", first)) + branch
     if "Artefact to rewrite: the skill" in first:
         current = _current(first, "skill")
         lines = [line for line in SKILL_LINES if line not in current] or list(SKILL_LINES)

@@ -110,7 +110,7 @@ class Search:
 
     def round_proposals(self, r: int) -> list[dict]:
         """The round's proposals in schedule order (beam position, then branch)."""
-        order = {f"r{r}-{parent}-b{branch}": i for i, parent in enumerate(self.state["beam"])
+        order = {f"r{r}-{parent}-b{branch}": (i, branch) for i, parent in enumerate(self.state["beam"])
                  for branch in range(1, self.config.branching + 1)}
         return sorted((p for p in self.state["proposals"] if p["id"] in order), key=lambda p: order[p["id"]])
 
