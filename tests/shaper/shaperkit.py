@@ -9,8 +9,8 @@ import threading
 import yaml
 
 from harness.variants.shaper import prompts
-from harness.variants.shaper.scripted import REPLY_MODEL, answer
-from harness.models.loopback_server import LoopbackServer
+from harness.testing.shaper_stand_ins import REPLY_MODEL, answer
+from harness.testing.loopback_server import LoopbackServer
 
 # A small schedule: one skill round and one harness round, beam 2, branching 2.
 SMALL = {"rounds": 2, "skill_rounds": 1, "beam_width": 2, "branching": 2, "minibatch": 2,

@@ -13,7 +13,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness.cli.output import UserError  # noqa: E402
-from harness.models.loopback_server import LoopbackServer  # noqa: E402
+from harness.testing.loopback_server import LoopbackServer  # noqa: E402
 from harness.schemas import validate_instance  # noqa: E402
 from harness.variants.shaper import beam as beams  # noqa: E402
 from harness.variants.shaper import prompts  # noqa: E402
@@ -22,11 +22,11 @@ from harness.variants.shaper.gradient import assemble, diagnose, sample_minibatc
 from harness.variants.shaper.models import CostMeter, InfrastructureFailure, Roles  # noqa: E402
 from harness.variants.shaper.optimizer import propose, sandbox_problems  # noqa: E402
 from harness.variants.shaper.rollout import classify_evaluation, episode_rollout  # noqa: E402
-from harness.variants.shaper.scripted import REPLY_MODEL, answer, stand_in_server  # noqa: E402
+from harness.testing.shaper_stand_ins import REPLY_MODEL, answer, stand_in_server  # noqa: E402
 from harness.variants.shaper.search import Search, final_markdown, frozen_changes  # noqa: E402
 from shaperkit import ROLE_PROFILE  # noqa: E402
 
-SEED = Path(__file__).resolve().parents[2] / "seeds" / "babyai-llm"
+SEED = Path(__file__).resolve().parents[2] / "executors" / "babyai" / "seeds" / "babyai-llm"
 
 
 def test_defaults_are_the_studys_and_the_schedule_sets_the_iteration_cap():

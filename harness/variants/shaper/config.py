@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 
 ROLES = ("judge", "summariser", "optimizer")
 SCRIPTED = "scripted"

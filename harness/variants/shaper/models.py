@@ -14,7 +14,7 @@ import hashlib
 import threading
 from pathlib import Path
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.models import ModelCallError, load_profile, make_client, resolve_profile_path
 from harness.variants.shaper.config import ROLES, SCRIPTED, ShaperConfig
 

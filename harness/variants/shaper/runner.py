@@ -8,12 +8,11 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness import PROJECT_ROOT
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.fileio import read_json
 from harness.models.client import BASE_URL_ENV
 from harness.rundir import state as run_state
-from harness.rundir.create import init_run, new_run_id
+from harness.rundir.create import init_run
 from harness.rundir.layout import RunPaths
 from harness.rundir.lock import run_lock
 from harness.rundir.recover import recover
@@ -30,28 +29,21 @@ from harness.variants.shaper.store import ShaperFiles
 VARIANT = "shaper"
 
 
-def resolve_seed(name: str) -> tuple[str, Path]:
-    """A seed name (`babyai-llm`) or an executor name (`babyai`) -> (executor, seed folder)."""
-    from executors import load_executor
+def resolve(name: str) -> tuple[str, Path]:
+    """A seed name (`babyai-llm`) or an executor name -> (executor name, seed folder)."""
+    from harness.executor_api import resolve_seed
 
-    folder = PROJECT_ROOT / "seeds" / name
-    if (folder / "graph.json").is_file():
-        executor = json.loads((folder / "graph.json").read_text(encoding="utf-8")).get("executor")
-        return str(executor), folder
-    try:
-        return name, Path(load_executor(name).seed_dir)
-    except UserError:
-        raise UserError(f"unknown seed or executor {name!r}: expected a folder seeds/{name}/ with graph.json "
-                        "or an executor package") from None
+    spec, seed = resolve_seed(name)
+    return spec.name, spec.seed_dir(seed)
 
 
 def _splits(executor_name: str) -> dict:
-    from executors import load_executor
+    from harness.executor_api import load_executor
 
     splits = load_executor(executor_name).profile.get("splits")
     if not splits:
         raise UserError(f"executor {executor_name!r} declares no train/validation/test splits: add `splits:` "
-                        f"to executors/{executor_name}/profile.yaml (see schemas/profile.schema.json)")
+                        f"to its profile.yaml (see schemas/profile.schema.json)")
     return splits
 
 
@@ -63,7 +55,7 @@ def model_endpoint(config: ShaperConfig, base_url: str | None = None):
     if config.scripted_models and base_url is None:
         base_url = os.environ.get(BASE_URL_ENV)  # an operator's (or a test's) stand-in server wins
     if config.scripted_models and base_url is None:
-        from harness.variants.shaper.scripted import stand_in_server
+        from harness.testing.shaper_stand_ins import stand_in_server
 
         server = stand_in_server(delay_s=config.model_delay_s).start()
         base_url = server.openai_url
@@ -84,7 +76,7 @@ def model_endpoint(config: ShaperConfig, base_url: str | None = None):
 
 def create_run(seed_name: str, config: ShaperConfig, *, runs_dir: Path, run_id: str | None, say) -> RunPaths:
     """A new run: iteration 0 is the seed (smoke + validation split), then memory/shaper/beam.json."""
-    executor_name, seed_dir = resolve_seed(seed_name)
+    executor_name, seed_dir = resolve(seed_name)
     splits = _splits(executor_name)
     graph = json.loads((seed_dir / "graph.json").read_text(encoding="utf-8"))
     roles = profile_paths(config, graph.get("model_profile"), seed_dir)
@@ -92,11 +84,9 @@ def create_run(seed_name: str, config: ShaperConfig, *, runs_dir: Path, run_id: 
         if not (seed_dir / name).is_file():
             raise UserError(f"seed {seed_name!r} has no {name}: SHAPER evolves {' and '.join(FILES.values())}")
     cap = config.proposals_in_schedule()
-    paths = init_run(VARIANT, executor_name, runs_dir=Path(runs_dir),
-                     run_id=run_id or new_run_id(VARIANT, seed_name, Path(runs_dir)),
-                     max_iterations=cap, max_skips=cap + 1, smoke_episodes=config.smoke_episodes,
-                     eval_episodes=config.val_episodes, seed=config.seed, say=say, seed_dir=seed_dir,
-                     performance_tier=splits["validation"])
+    paths = init_run(VARIANT, seed_name, runs_dir=Path(runs_dir), run_id=run_id, max_iterations=cap,
+                     max_skips=cap + 1, smoke_episodes=config.smoke_episodes, eval_episodes=config.val_episodes,
+                     seed=config.seed, say=say, performance_tier=splits["validation"])
     candidate = paths.iteration(0) / "candidate"
     texts = {kind: (candidate / name).read_text(encoding="utf-8") for kind, name in FILES.items()}
     scores = episode_scores(read_json(paths.iteration(0) / "eval" / "metrics.json"))

@@ -49,7 +49,7 @@ class Search:
         self.say = say
         self.lock = threading.Lock()
         self.timings: dict[str, dict] = {}  # round -> {"wall", "generate": {parent: s}, "validate": {...}, "commit": {...}}
-        from executors import load_executor
+        from harness.executor_api import load_executor
 
         self.executor = load_executor(run.manifest["executor"])
         self.splits = self.executor.profile["splits"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.rundir.records import read_record, write_record
 
 

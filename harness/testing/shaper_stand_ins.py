@@ -1,5 +1,5 @@
 """Scripted stand-ins for SHAPER's models, served on a loopback server speaking
-the OpenAI and Anthropic APIs: the BabyAI planner (harness.models.scripted_planner),
+the OpenAI and Anthropic APIs: the BabyAI planner (harness.testing.scripted_planner),
 a judge, a summariser and an optimizer. They are deterministic rules, not models,
 and every reply says so (the server reports the model as
 `scripted-shaper-stand-in (no LLM)`). Used by `--scripted-models`, the tests and
@@ -16,8 +16,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-from harness.models.loopback_server import LoopbackServer
-from harness.models.scripted_planner import scripted_planner
+from harness.testing.loopback_server import LoopbackServer
+from harness.testing.scripted_planner import scripted_planner
 from harness.variants.shaper import prompts
 
 REPLY_MODEL = "scripted-shaper-stand-in (no LLM)"
