@@ -166,7 +166,8 @@ class Search:
     def history(self, r: int) -> list[dict]:
         """The most recent resolved proposals of earlier rounds and how they fared."""
         out = []
-        for p in self.state["proposals"]:
+        # in schedule order, whatever order concurrent proposals were recorded in
+        for p in sorted(self.state["proposals"], key=lambda p: (p["round"], p["id"])):
             if p["round"] >= r or p["status"] == "proposed":
                 continue
             if p["status"] == "committed":
