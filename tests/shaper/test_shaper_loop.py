@@ -175,7 +175,7 @@ def test_resume_of_a_finished_or_missing_run_and_bad_options_fail_cleanly(refere
                                     "--runs-dir", str(reference["runs"]), "--json"])
     assert out.exit_code != 0 and "no run nope" in json.loads(out.stdout)["error"]
     out = CliRunner().invoke(main, ["loop", "random", "babyai", "--scripted-models", "--json"])
-    assert out.exit_code != 0 and "options of the shaper variant" in json.loads(out.stdout)["error"]
+    assert out.exit_code != 0 and "options of variants with a headless driver" in json.loads(out.stdout)["error"]
     bad = tmp_path / "bad.yaml"
     bad.write_text("beam: 3\n")
     out = CliRunner().invoke(main, ["loop", "shaper", "babyai-llm", "--config", str(bad), "--runs-dir",
