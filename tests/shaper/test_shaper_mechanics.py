@@ -56,7 +56,7 @@ def test_ranking_uses_paired_wins_and_keeps_incumbents_on_ties():
     assert [r["candidate"] for r in ranked] == ["better", "seed", "tie"]
     assert ranked[0]["paired_net"] == 2
     verdict = beams.paired_verdict(better, seed, 0.05)
-    assert verdict["verdict"] == "better" and verdict["wins"] == 12 and verdict["p_value"] < 0.001
+    assert verdict["verdict"] == "better" and verdict["wins"] == 12 and verdict["ci_low"] > 0
     assert beams.paired_verdict(tie, seed, 0.05)["verdict"] == "indistinguishable"
 
 
@@ -252,7 +252,7 @@ def test_gradient_assembly_and_final_table_render():
     gradient = assemble(rollouts, {"L:1": [{"step": 1, "verdict": "progress", "note": "ok"}]}, {"L:1": "fine"})
     assert gradient["stats"]["verdicts"] == {"progress": 1} and "fine" in gradient["text"]
     rows = [{"configuration": name, "skill": s, "harness": h, "mean_reward": 0.5, "success_rate": 0.5,
-             "vs_seed": {"verdict": "indistinguishable", "wins": 0, "losses": 0, "p_value": 1.0}}
+             "vs_seed": {"verdict": "indistinguishable", "wins": 0, "losses": 0, "mean_difference": 0.0}}
             for name, s, h in (("seed", "seed", "seed"), ("skill only", "evolved", "seed"),
                                ("harness only", "seed", "evolved"), ("both", "evolved", "evolved"))]
     record = {"tier": "t", "episodes": 2, "selected": "c" + "1" * 12, "rows": rows, "cost_usd": 0.0}

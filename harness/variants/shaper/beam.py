@@ -2,16 +2,14 @@
 validation episodes, ranking, per-category regression against the seed, and
 selection.
 
-The paired test is a minimal one kept here (exact two-sided sign test on the
-per-episode reward differences of the episodes both candidates ran); it decides
-better / worse / indistinguishable at level `alpha`.
+Paired comparisons go through `harness.evaluation.paired.compare` on the
+episodes both candidates ran (exact McNemar for 0/1 values, a paired bootstrap
+CI of the mean reward difference otherwise), at confidence 1 − `alpha`.
 """
 
 from __future__ import annotations
 
 import hashlib
-
-from scipy.stats import binomtest
 
 from harness.variants.shaper.rollout import category
 
@@ -26,17 +24,16 @@ def candidate_id(skill: str, harness: str) -> str:
 
 
 def paired_verdict(a: dict, b: dict, alpha: float) -> dict:
-    """Compare per-episode rewards {episode_id: reward} of a against b on their shared episodes."""
+    """Candidate a against b: per-episode rewards {episode_id: reward} on their shared episodes."""
+    from harness.evaluation.paired import compare
+
     shared = sorted(set(a) & set(b))
+    result = compare([b[e] for e in shared], [a[e] for e in shared], metric="reward", confidence=1 - alpha)
     diffs = [a[e] - b[e] for e in shared]
-    wins, losses = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
-    p = binomtest(wins, wins + losses, 0.5).pvalue if wins + losses else 1.0
-    verdict = "indistinguishable"
-    if p < alpha:
-        verdict = "better" if wins > losses else "worse"
-    mean = sum(diffs) / len(diffs) if diffs else 0.0
-    return {"verdict": verdict, "p_value": round(float(p), 6), "episodes": len(shared), "wins": wins,
-            "losses": losses, "mean_difference": round(mean, 6)}
+    return {"verdict": result.verdict, "test": result.test, "p_value": result.p_value,
+            "ci_low": result.ci_low, "ci_high": result.ci_high, "episodes": len(shared),
+            "wins": sum(d > 0 for d in diffs), "losses": sum(d < 0 for d in diffs),
+            "mean_difference": round(result.delta or 0.0, 6)}
 
 
 def mean_reward(rewards: dict) -> float:

@@ -457,13 +457,13 @@ def frozen_changes(parent: Path, child: Path, stage: str) -> list[str]:
 
 def final_markdown(record: dict) -> str:
     lines = [f"# SHAPER final evaluation: {record['selected']} on {record['tier']} ({record['episodes']} episodes)", "",
-             "| configuration | skill | harness | mean reward | success rate | vs seed (paired sign test) |",
+             "| configuration | skill | harness | mean reward | success rate | vs seed (paired) |",
              "|---|---|---|---|---|---|"]
     for row in record["rows"]:
         vs = row["vs_seed"]
         lines.append(f"| {row['configuration']} | {row['skill']} | {row['harness']} | {row['mean_reward']:.3f} | "
                      f"{row['success_rate']:.1%} | {vs['verdict']} (+{vs['wins']}/-{vs['losses']}, "
-                     f"p={vs['p_value']:.3g}) |")
+                     f"Δ {vs['mean_difference']:+.3f}) |")
     return "\n".join(lines) + "\n"
 
 
