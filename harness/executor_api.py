@@ -253,6 +253,11 @@ def profile_problems(data: Any, spec: ExecutorSpec | None = None) -> list[str]:
     if data["primary_metric"] != spec.primary_metric:
         out.append(f"at primary_metric: {data['primary_metric']!r} differs from the executor's declared "
                    f"primary metric {spec.primary_metric!r}")
+    for split, tier in (data.get("splits") or {}).items():
+        if tier not in data["tiers"]:
+            out.append(f"at splits/{split}: {tier!r} is not a tier (tiers: {', '.join(data['tiers'])})")
+        elif split == "test" and not data["tiers"][tier].get("sealed"):
+            out.append(f"at splits/test: tier {tier!r} must be sealed (the test split is never shown to a proposer)")
     ids: dict[str, set] = {}
     for tier, tier_spec in data["tiers"].items():
         try:

@@ -259,12 +259,15 @@ class RoundHistory(Node):
         self.count = 0
 
     def step(self, inputs: dict, ctx) -> dict:
+        outcome = _json_copy(inputs.get("outcome"))
+        observation = _json_copy(inputs.get("observation"))
+        # Unabridged in the episode log (port values are summarised there): rollout
+        # recorders read each tick's observation and the outcome of the last chunk.
+        ctx.log(observation=observation, outcome=outcome)
         if "decision" in inputs:
             self.count += 1
-            outcome = inputs.get("outcome")
-            observation = inputs.get("observation")
             self.rounds.append({"round": self.count, "decision": inputs["decision"],
-                                "outcome": _json_copy(outcome), "observation": _json_copy(observation)})
+                                "outcome": outcome, "observation": observation})
             del self.rounds[:-self.config["max_rounds"]]
         return {"history": list(self.rounds)}
 

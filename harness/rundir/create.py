@@ -43,7 +43,9 @@ def new_run_id(variant: str, executor: str, runs_dir: Path) -> str:
 def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str | None = None,
              max_iterations: int | None = None, max_skips: int = DEFAULT_MAX_SKIPS,
              smoke_episodes: int | None = None, eval_episodes: int | None = None,
-             seed: int | None = None, progress: bool = False, say=lambda msg: None) -> RunPaths:
+             seed: int | None = None, progress: bool = False, say=lambda msg: None,
+             performance_tier: str | None = None) -> RunPaths:
+    """`performance_tier` (default: the profile's) is the tier `evaluate` runs."""
     from harness.executor_api import load_executor, resolve_seed
     from harness.variant_api import find_variant
 
@@ -70,7 +72,7 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
     target = runs_dir / run_id
     if target.exists():
         raise UserError(f"{target} already exists: choose another --run-id (or resume it with `architect loop --resume`)")
-    profile = executor.profile
+    profile = dict(executor.profile, performance_tier=performance_tier or executor.profile.get("performance_tier"))
     runs_dir.mkdir(parents=True, exist_ok=True)
     _remove_abandoned_builds(runs_dir, run_id)
     build = runs_dir / f".init-{run_id}-{os.getpid()}"
