@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from harness.cli.backend_options import backend_options, evaluation_setting
 from harness.cli.output import UserError, emit, fail
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout.")
@@ -52,10 +53,12 @@ def _runs_dir(runs_dir: Path | None) -> Path:
 @click.option("--smoke-episodes", type=click.IntRange(min=1), default=None, help="Use only the first N smoke episodes (cheap runs).")
 @click.option("--eval-episodes", type=click.IntRange(min=1), default=None, help="Use only the first N performance-tier episodes (cheap runs).")
 @click.option("--seed", type=int, default=None, help="Seed of the random proposer, stored in the manifest.")
+@backend_options
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @_handled
-def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episodes, eval_episodes, seed, runs_dir, as_json):
+def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episodes, eval_episodes, seed, backend,
+             ray_address, runs_dir, as_json):
     """Create a run directory (its own git repository) for VARIANT on EXECUTOR.
 
     Iteration 0 is the executor's seed candidate (seeds/<executor>/), smoke- and
@@ -67,7 +70,8 @@ def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episode
     paths = init_run(variant, executor, runs_dir=_runs_dir(runs_dir), run_id=run_id,
                      max_iterations=DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations,
                      max_skips=DEFAULT_MAX_SKIPS if max_skips is None else max_skips,
-                     smoke_episodes=smoke_episodes, eval_episodes=eval_episodes, seed=seed, say=show.say)
+                     smoke_episodes=smoke_episodes, eval_episodes=eval_episodes, seed=seed, say=show.say,
+                     evaluation=evaluation_setting(backend, ray_address))
     emit({"ok": True, "run": str(paths.root), "run_id": paths.run_id}, as_json, human=str(paths.root))
 
 
@@ -252,11 +256,12 @@ def rerun_cmd(run, iteration, times, runs_dir, as_json):
 @click.option("--max-skips", type=int, default=None, help="Consecutive discarded attempts that stop a new run (default 10).")
 @click.option("--smoke-episodes", type=click.IntRange(min=1), default=None, help="New run: use only the first N smoke episodes.")
 @click.option("--eval-episodes", type=click.IntRange(min=1), default=None, help="New run: use only the first N performance episodes.")
+@backend_options
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @_handled
 def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations, max_skips, smoke_episodes,
-             eval_episodes, runs_dir, as_json):
+             eval_episodes, backend, ray_address, runs_dir, as_json):
     """Drive the search: stage -> propose -> check -> smoke -> evaluate ->
     commit/discard, with live progress on stderr, ending with a summary table.
 
@@ -275,6 +280,7 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
             f"(the skill calls architect stage/check/smoke/evaluate/commit); `architect loop` runs only "
             f"{', '.join(OFFLINE_VARIANTS)} offline")
     show = Progress(enabled=True)
+    evaluation = evaluation_setting(backend, ray_address)
     base = _runs_dir(runs_dir)
     if resume:
         if not run_id:
@@ -294,7 +300,7 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
         paths = init_run(variant, executor, runs_dir=base, run_id=run_id, max_iterations=cap,
                          max_skips=DEFAULT_MAX_SKIPS if max_skips is None else max_skips,
                          smoke_episodes=smoke_episodes, eval_episodes=eval_episodes,
-                         seed=0 if seed is None else seed, say=show.say)
+                         seed=0 if seed is None else seed, say=show.say, evaluation=evaluation)
         show.say(f"run {paths.run_id}: iteration 0 committed")
     else:
         from harness.rundir.records import read_record

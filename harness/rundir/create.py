@@ -44,7 +44,8 @@ def new_run_id(variant: str, executor: str, runs_dir: Path) -> str:
 def init_run(variant: str, executor_name: str, *, runs_dir: Path, run_id: str | None = None,
              max_iterations: int = DEFAULT_MAX_ITERATIONS, max_skips: int = DEFAULT_MAX_SKIPS,
              smoke_episodes: int | None = None, eval_episodes: int | None = None,
-             seed: int | None = None, progress: bool = False, say=lambda msg: None) -> RunPaths:
+             seed: int | None = None, progress: bool = False, say=lambda msg: None,
+             evaluation: dict | None = None) -> RunPaths:
     from executors import load_executor
 
     if run_id is not None and not RUN_ID_PATTERN.match(run_id):
@@ -71,7 +72,7 @@ def init_run(variant: str, executor_name: str, *, runs_dir: Path, run_id: str | 
     build = runs_dir / f".init-{run_id}-{os.getpid()}"
     try:
         _build(RunPaths(build), variant, executor_name, seed_dir, profile, run_id, max_iterations, max_skips,
-               smoke_episodes, eval_episodes, seed, progress, say)
+               smoke_episodes, eval_episodes, seed, progress, say, evaluation)
         try:
             build.rename(target)
         except OSError:
@@ -97,7 +98,7 @@ def _remove_abandoned_builds(runs_dir: Path, run_id: str) -> None:
 
 
 def _build(paths, variant, executor_name, seed_dir, profile, run_id, max_iterations, max_skips,
-           smoke_episodes, eval_episodes, seed, progress, say) -> None:
+           smoke_episodes, eval_episodes, seed, progress, say, evaluation=None) -> None:
     paths.root.mkdir(parents=True)
     gitops.init(paths.root)
     write_text_atomic(paths.root / ".gitignore", GITIGNORE)
@@ -125,6 +126,8 @@ def _build(paths, variant, executor_name, seed_dir, profile, run_id, max_iterati
                  "smoke_episodes": smoke_episodes, "eval_episodes": eval_episodes},
         "created": now_iso(),
     }
+    if evaluation:
+        manifest["evaluation"] = evaluation
     write_record("manifest", paths.manifest, manifest)
     write_text_atomic(paths.goal, GOAL.format(metric=manifest["profiles"]["primary_metric"], executor=executor_name,
                                               tier=performance_tier, whitelist=", ".join(whitelist)))
@@ -135,12 +138,14 @@ def _build(paths, variant, executor_name, seed_dir, profile, run_id, max_iterati
     caps = manifest["caps"]
     say("iteration 0: smoke tier")
     smoke = tiers.run_tier(candidate, iteration0 / "smoke", kind="smoke", tier=smoke_tier,
-                           episodes=tiers.episodes_override(caps, "smoke"), progress=progress)
+                           episodes=tiers.episodes_override(caps, "smoke"), progress=progress,
+                           evaluation=evaluation)
     if not smoke["passed"]:
         raise UserError(f"the seed candidate of {executor_name} fails the smoke gate: " + "; ".join(smoke["reasons"]))
     say(f"iteration 0: performance tier ({performance_tier})")
     evaluation = tiers.run_tier(candidate, iteration0 / "eval", kind="eval", tier=performance_tier,
-                                episodes=tiers.episodes_override(caps, "eval"), progress=progress)
+                                episodes=tiers.episodes_override(caps, "eval"), progress=progress,
+                                evaluation=evaluation)
     if not evaluation["passed"]:
         raise UserError(f"the seed candidate of {executor_name} could not be evaluated: " + "; ".join(evaluation["reasons"]))
     write_text_atomic(iteration0 / "diff.txt", "")

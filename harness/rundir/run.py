@@ -68,7 +68,7 @@ class Run:
 
         name, episodes = self.tier(kind)
         return run_tier(staging / "candidate", staging / kind, kind=kind, tier=name, episodes=episodes,
-                        progress=progress)
+                        progress=progress, evaluation=self.manifest.get("evaluation"))
 
 
 @contextmanager
