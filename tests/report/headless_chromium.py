@@ -5,6 +5,7 @@ collect console errors and exceptions, evaluate JavaScript, take a screenshot.""
 from __future__ import annotations
 
 import base64
+import contextlib
 import itertools
 import json
 import shutil
@@ -33,11 +34,22 @@ class Browser:
                                       "--remote-debugging-port=0", "about:blank"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.timeout = timeout
+        try:
+            self._connect()
+        except BaseException:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+            shutil.rmtree(self.profile, ignore_errors=True)
+            raise
+
+    def _connect(self) -> None:
         port = self._port()
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         targets = json.loads(opener.open(f"http://127.0.0.1:{port}/json/list", timeout=10).read())
         page = next(t for t in targets if t["type"] == "page")
-        self.ws = connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=timeout)
+        self.stack = contextlib.ExitStack()
+        self.ws = self.stack.enter_context(connect(page["webSocketDebuggerUrl"], max_size=None,
+                                                   open_timeout=self.timeout))
         self.ids = itertools.count(1)
         self.events: list[dict] = []
 
@@ -100,7 +112,7 @@ class Browser:
 
     def close(self) -> None:
         try:
-            self.ws.close()
+            self.stack.close()
         finally:
             self.proc.kill()
             self.proc.wait(timeout=10)
