@@ -190,15 +190,25 @@ def discard_cmd(run, staging, reason, runs_dir, as_json):
 
 @click.command("status")
 @click.argument("run")
+@click.option("--watch", is_flag=True,
+              help="Follow a running loop: redraw status and the latest ledger rows on stderr until it stops, "
+                   "then print the final status.")
+@click.option("--interval", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
+              help="Seconds between redraws with --watch.")
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @_handled
-def status_cmd(run, runs_dir, as_json):
+def status_cmd(run, watch, interval, runs_dir, as_json):
     """Show where a run stands: state, best iteration, caps, staged attempts,
     and whether git history, ledger and state agree."""
     from harness.rundir.status import run_status
 
-    report = run_status(run, runs_dir)
+    if watch:
+        from harness.rundir.watch import watch as follow
+
+        report = follow(run, runs_dir, interval)
+    else:
+        report = run_status(run, runs_dir)
     emit(report, as_json, human=report["summary"])
 
 
