@@ -21,18 +21,26 @@ import traceback
 import uuid
 from pathlib import Path
 
+from harness.cli.output import UserError
 from harness.evaluation.worker import resolve, setup_failure_record
 
 # Runner threads an actor can serve at once; the driver decides how many it uses.
 MAX_THREADS = 64
+MAX_FOLDER_BYTES = 64 * 2**20
+SKIPPED = frozenset({"__pycache__", ".git", ".venv", "episodes"})
 
 
 def pack_folder(folder: Path) -> bytes:
-    """The folder as an in-memory gzip tarball (what the object store carries)."""
+    """The folder as an in-memory gzip tarball (what the object store carries),
+    without caches, git data and episode logs."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         tar.add(str(folder), arcname="candidate",
-                filter=lambda info: None if "__pycache__" in info.name else info)
+                filter=lambda info: None if SKIPPED & set(Path(info.name).parts) else info)
+    if buffer.tell() > MAX_FOLDER_BYTES:
+        raise UserError(f"{folder}: the candidate folder packs to {buffer.tell() / 2**20:.0f} MiB, more than "
+                        f"{MAX_FOLDER_BYTES // 2**20} MiB to ship to Ray actors; evaluate a folder holding only "
+                        "the candidate (graph.json and its files)")
     return buffer.getvalue()
 
 
