@@ -26,12 +26,21 @@ class Plan:
     in_flight: int  # episodes running at once in total
 
 
+def make_plan(workers: int, in_flight: int | None, model_concurrency: int | None) -> Plan:
+    """`in_flight` defaults to the number of workers, or the inference
+    profile's concurrency for graphs that call a model (their episodes mostly
+    wait on it); the workers share the episodes in flight as runner threads."""
+    total = max(1, int(in_flight or max(workers, model_concurrency or 0)))
+    n = min(max(1, workers), total)
+    return Plan(n, math.ceil(total / n), total)
+
+
 class LocalBackend:
     name = "local"
 
-    def plan(self, workers: int | None, in_flight: int) -> Plan:
-        n = min(max(1, int(workers or os.cpu_count() or 1)), in_flight)
-        return Plan(n, math.ceil(in_flight / n), in_flight)
+    def plan(self, workers: int | None, in_flight: int | None, model_concurrency: int | None) -> Plan:
+        """Worker processes: as asked, else one per core."""
+        return make_plan(int(workers or os.cpu_count() or 1), in_flight, model_concurrency)
 
     def client_concurrency(self, total: int | None, plan: Plan) -> int | None:
         return None  # one client per worker process keeps the profile's cap
@@ -49,11 +58,11 @@ class RayBackend:
         self.options = RayOptions(address=address, num_cpus=num_cpus, num_gpus=num_gpus)
         connect(address)
 
-    def plan(self, workers: int | None, in_flight: int) -> Plan:
+    def plan(self, workers: int | None, in_flight: int | None, model_concurrency: int | None) -> Plan:
+        """Actors: as asked, else as many as the cluster can place (capped by `in_flight`)."""
         from harness.evaluation.ray_pool import actor_count
 
-        n = min(actor_count(self.options, in_flight, workers), in_flight)
-        return Plan(n, math.ceil(in_flight / n), in_flight)
+        return make_plan(actor_count(self.options, in_flight, workers), in_flight, model_concurrency)
 
     def client_concurrency(self, total: int | None, plan: Plan) -> int | None:
         """Each actor's model client gets its share of the profile's concurrency."""

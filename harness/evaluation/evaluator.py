@@ -51,9 +51,8 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
 
     runs_on = choose_backend(backend, ray_address, ex.profile)
     model_concurrency = _model_concurrency(cand)
-    total_in_flight = max(1, int(in_flight or max(int(workers or os.cpu_count() or 1), model_concurrency or 0)))
-    plan = runs_on.plan(workers, total_in_flight)
-    n_workers, threads = plan.workers, plan.threads
+    plan = runs_on.plan(workers, in_flight, model_concurrency)
+    n_workers, threads, total_in_flight = plan.workers, plan.threads, plan.in_flight
 
     records: dict[int, dict] = {}
     cache = None

@@ -31,7 +31,8 @@ from harness.cli.output import UserError
 from harness.evaluation.pool import Outcome, PoolConfig
 from harness.fileio import write_bytes_atomic
 
-FOLDER_ARG = "candidate_dir"  # the factory argument naming a folder that must travel to the actors
+FOLDER_ARG = "candidate_dir"
+MAX_DEFAULT_ACTORS = 256  # without --workers or --in-flight, on a cluster with room for more  # the factory argument naming a folder that must travel to the actors
 
 
 @dataclass(frozen=True)
@@ -105,14 +106,14 @@ def connect(address: str | None) -> None:
                         "(e.g. ray://host:10001 or auto)") from None
 
 
-def actor_count(options: RayOptions, in_flight: int, requested: int | None) -> int:
-    """Actors to use: as asked, else one per episode in flight, capped by what the cluster can place."""
+def actor_count(options: RayOptions, in_flight: int | None, requested: int | None) -> int:
+    """Actors to use: as asked, else as many as the cluster can place (at most `in_flight`)."""
     if requested:
         return max(1, requested)
     import ray
 
     resources = ray.cluster_resources()
-    caps = [in_flight]
+    caps = [in_flight or MAX_DEFAULT_ACTORS]
     if options.num_cpus > 0:
         caps.append(int(resources.get("CPU", 1) // options.num_cpus))
     if options.num_gpus > 0:

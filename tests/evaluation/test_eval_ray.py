@@ -88,3 +88,20 @@ def test_killed_actor_is_replaced_and_retry_semantics_match_the_local_pool(tmp_p
     assert outcomes[2].record is None and "hung" in outcomes[2].infra_error
     for i in (3, 4, 5):
         assert outcomes[i].record is not None and outcomes[i].record["success"] == (i % 2 == 0)
+
+
+def test_cli_backend_ray_prints_one_json_object(tmp_path):
+    from click.testing import CliRunner
+
+    from harness.cli import main
+
+    result = CliRunner().invoke(main, ["experiment", "run", str(SEED), "--tier", "smoke", "--episodes", "2",
+                                       "--backend", "ray", "--out", str(tmp_path / "out"), "--json"])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert body["backend"] == "ray" and body["n"] == 2 and body["smoke_gate"]["passed"]
+    assert sorted(p.name for p in (tmp_path / "out" / "episodes").iterdir()) == [
+        "BabyAI-GoToLocal-v0_1.jsonl", "BabyAI-GoToLocal-v0_2.jsonl"]
+
+    refused = CliRunner().invoke(main, ["experiment", "run", str(SEED), "--tier", "smoke", "--ray-address", "auto"])
+    assert refused.exit_code == 2 and refused.stderr.strip() == "error: --ray-address needs --backend ray"
