@@ -55,42 +55,8 @@ def _firings(log: Path) -> list:
     return [(r.get("node"), r.get("tick"), r.get("outputs")) for r in lines if r["kind"] == "firing"]
 
 
-def _kill_when_marked(marker: Path, killed: list) -> None:
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if marker.exists() and marker.read_text().strip().isdigit():
-            pid = int(marker.read_text())
-            os.kill(pid, signal.SIGKILL)
-            killed.append(pid)
-            return
-        time.sleep(0.05)
-
-
-def test_killed_actor_is_replaced_and_retry_semantics_match_the_local_pool(tmp_path):
-    marker = tmp_path / "pid"
-    episodes = [{"seed": 0, "await_kill_marker": str(marker)}, {"seed": 1, "crash": True},
-                {"seed": 2, "hang": True}, {"seed": 3}, {"seed": 4}, {"seed": 5}]
-    tasks = [{"index": i, "episode": {"episode_id": f"e{i}", **ep}, "log_path": None} for i, ep in enumerate(episodes)]
-    killed: list = []
-    killer = threading.Thread(target=_kill_when_marked, args=(marker, killed), daemon=True)
-    killer.start()
-    config = PoolConfig(workers=2, threads=1, in_flight=2, task_timeout=2.5)
-    outcomes = run_ray_pool(tasks, "eval_fake_runners:ScriptedRunner", {}, config, RayOptions(num_cpus=0.5))
-    killer.join(timeout=1)
-    assert killed, "the episode never started on an actor"
-    assert sorted(outcomes) == list(range(6))
-    # killed mid-episode: actor replaced, episode retried once and completed
-    assert outcomes[0].record is not None and outcomes[0].attempts == 2 and outcomes[0].infra_error is None
-    assert outcomes[0].record["metrics"]["pid"] != killed[0]
-    # its process dies every time: twice is an infrastructure failure
-    assert outcomes[1].record is None and outcomes[1].attempts == 2 and "actor died" in outcomes[1].infra_error
-    # hangs every time: the deadline kills the actor, twice is an infrastructure failure
-    assert outcomes[2].record is None and "hung" in outcomes[2].infra_error
-    for i in (3, 4, 5):
-        assert outcomes[i].record is not None and outcomes[i].record["success"] == (i % 2 == 0)
-
-
 def test_cli_backend_ray_prints_one_json_object(tmp_path):
+    # right after the test above: the same candidate, so the same actors serve it without reloading
     from click.testing import CliRunner
 
     from harness.cli import main
@@ -105,3 +71,37 @@ def test_cli_backend_ray_prints_one_json_object(tmp_path):
 
     refused = CliRunner().invoke(main, ["experiment", "run", str(SEED), "--tier", "smoke", "--ray-address", "auto"])
     assert refused.exit_code == 2 and refused.stderr.strip() == "error: --ray-address needs --backend ray"
+
+
+def _kill_when_marked(marker: Path, killed: list) -> None:
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if marker.exists() and marker.read_text().strip().isdigit():
+            pid = int(marker.read_text())
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+            return
+        time.sleep(0.05)
+
+
+def test_killed_actor_is_replaced_and_retry_semantics_match_the_local_pool(tmp_path):
+    marker = tmp_path / "pid"
+    episodes = [{"seed": 0, "await_kill_marker": str(marker)}, {"seed": 1}, {"seed": 2, "hang": True},
+                {"seed": 3}, {"seed": 4}, {"seed": 5}]
+    tasks = [{"index": i, "episode": {"episode_id": f"e{i}", **ep}, "log_path": None} for i, ep in enumerate(episodes)]
+    killed: list = []
+    killer = threading.Thread(target=_kill_when_marked, args=(marker, killed), daemon=True)
+    killer.start()
+    config = PoolConfig(workers=2, threads=1, in_flight=2, task_timeout=2.5)
+    outcomes = run_ray_pool(tasks, "eval_fake_runners:ScriptedRunner", {}, config, RayOptions(num_cpus=0.5))
+    killer.join(timeout=1)
+    assert killed, "the episode never started on an actor"
+    assert sorted(outcomes) == list(range(6))
+    # killed mid-episode: actor replaced, episode retried once and completed
+    assert outcomes[0].record is not None and outcomes[0].attempts == 2 and outcomes[0].infra_error is None
+    assert outcomes[0].record["metrics"]["pid"] != killed[0]
+    # hangs every time: the deadline kills the actor, twice is an infrastructure failure
+    assert outcomes[2].record is None and outcomes[2].attempts == 2 and "hung" in outcomes[2].infra_error
+    for i in (1, 3, 4, 5):
+        assert outcomes[i].record is not None and outcomes[i].record["success"] == (i % 2 == 0)
+
