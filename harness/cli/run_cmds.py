@@ -319,6 +319,9 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
         if (manifest["variant"], manifest["executor"]) != (variant, executor):
             raise UserError(f"run {paths.run_id} is {manifest['variant']} on {manifest['executor']}, "
                             f"not {variant} on {executor}")
+        if evaluation is not None and evaluation != manifest.get("evaluation"):
+            raise UserError(f"run {paths.run_id} keeps its evaluation backend in manifest.json "
+                            f"({manifest.get('evaluation') or 'not set'}); resume it without --backend/--ray-address")
     result = run_loop(paths, target=iterations, seed=seed, show=show)
     table = _render(ledger_table(result["rows"], title=f"run {result['run_id']} — stopped: {result['stop_reason']}"))
     summary = {"ok": True, "run": result["run"], "run_id": result["run_id"], "stop_reason": result["stop_reason"],
