@@ -30,7 +30,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
-SEED = ROOT / "seeds" / "babyai"
+SEED = ROOT / "executors" / "babyai" / "seeds" / "babyai"
 GOAL = 0.8
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 
 
 def backend_options(fn):

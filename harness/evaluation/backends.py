@@ -13,7 +13,7 @@ import math
 import os
 from dataclasses import dataclass
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.evaluation.pool import PoolConfig, run_pool
 
 BACKENDS = ("local", "ray")

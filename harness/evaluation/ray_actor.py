@@ -21,7 +21,7 @@ import traceback
 import uuid
 from pathlib import Path
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.evaluation.worker import resolve, setup_failure_record
 
 # Runner threads an actor can serve at once; the driver decides how many it uses.

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.evaluation.pool import Outcome, PoolConfig
 from harness.fileio import write_bytes_atomic
 

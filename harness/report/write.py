@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.fileio import write_text_atomic
 from harness.report import figures
 from harness.report.collect import collect_run

@@ -3,20 +3,10 @@ built once for the report tests."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from harness.cli import main
-
-
-def architect_json(*args: str) -> tuple[int, dict]:
-    result = CliRunner().invoke(main, [*args, "--json"], catch_exceptions=False)
-    lines = [line for line in result.stdout.splitlines() if line.strip()]
-    assert len(lines) == 1, f"expected one JSON line on stdout, got: {result.stdout!r}"
-    return result.exit_code, json.loads(lines[0])
+from reportkit import architect_json
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import architect_json
+from reportkit import architect_json
 from headless_chromium import Browser, find_chromium
 from matplotlib.image import imread
 

@@ -7,7 +7,7 @@ import re
 import shutil
 
 from click.testing import CliRunner
-from conftest import architect_json
+from reportkit import architect_json
 
 from harness.cli import main
 from harness.rundir import ledger
