@@ -8,7 +8,7 @@ from pathlib import Path
 from harness.fileio import read_json
 from harness.rundir import ledger
 from harness.rundir.layout import RunPaths
-from harness.rundir.records import read_record
+from harness.rundir.records import read_manifest
 from harness.rundir.state import read as read_state
 
 
@@ -61,7 +61,7 @@ class RunData:
 
 
 def collect_run(paths: RunPaths) -> RunData:
-    data = RunData(paths.run_id, paths.root, read_record("manifest", paths.manifest), read_state(paths),
+    data = RunData(paths.run_id, paths.root, read_manifest(paths), read_state(paths),
                    ledger.read_rows(paths.ledger))
     for row in ledger.committed(data.rows):
         folder = paths.iteration(row["iteration"])
