@@ -8,7 +8,9 @@ from pathlib import Path
 from harness.fileio import read_json
 from harness.rundir import ledger
 from harness.rundir.layout import RunPaths
-from harness.rundir.records import read_manifest
+from harness.evaluation.compare import compare_evaluations
+from harness.rundir.certify import read as read_certification
+from harness.rundir.records import read_iteration_metrics, read_manifest
 from harness.rundir.state import read as read_state
 
 
@@ -18,6 +20,7 @@ class Iteration:
     patch: dict | None        # iterations/<N>/patch.json: the structured patch against the parent
     diff: str                 # iterations/<N>/diff.txt: the text diff against the parent
     reruns: dict | None       # iterations/<N>/reruns.json, when `architect rerun` drew more scores
+    versus_parent: dict | None = None  # compare_evaluations(parent, this): gained / lost episodes, paired tests
 
     @property
     def number(self) -> int:
@@ -40,6 +43,7 @@ class RunData:
     state: dict
     rows: list[dict]
     iterations: list[Iteration] = field(default_factory=list)
+    certification: dict | None = None  # certification.json (harness.rundir.certify), once certified
 
     @property
     def best(self) -> dict | None:
@@ -63,10 +67,16 @@ class RunData:
 def collect_run(paths: RunPaths) -> RunData:
     data = RunData(paths.run_id, paths.root, read_manifest(paths), read_state(paths),
                    ledger.read_rows(paths.ledger))
+    metrics = {}
     for row in ledger.committed(data.rows):
         folder = paths.iteration(row["iteration"])
+        metrics[row["iteration"]] = read_iteration_metrics(paths, row["iteration"])
+        parent = metrics.get(row.get("parent")) if row.get("parent") is not None else None
+        mine = metrics[row["iteration"]]
         data.iterations.append(Iteration(row, _json_or_none(folder / "patch.json"), _text(folder / "diff.txt"),
-                                         _json_or_none(folder / "reruns.json")))
+                                         _json_or_none(folder / "reruns.json"),
+                                         compare_evaluations(parent, mine) if parent and mine else None))
+    data.certification = read_certification(paths)
     return data
 
 

@@ -144,7 +144,24 @@ def _certification(run: RunData) -> str:
             f"<td class=num>{_mean_sd(it.reruns)}</td></tr>" for it in reruns) + "</table>")
     else:
         parts.append('<p class="na">reruns: none recorded (architect rerun RUN --iter N)</p>')
-    parts.append('<p class="na">certification (Δ vs seed, holdout): not available for this run</p>')
+    record = run.certification
+    if record is None:
+        parts.append('<p class="na">certification (Δ vs seed, holdout): not run yet (architect certify RUN)</p>')
+        return "\n".join(parts)
+    r, h = record["reruns"], record["holdout"]
+    ci = " – ".join("-" if v is None else f"{v:+.3f}" for v in h["ci"])
+    parts.append(
+        '<table id="certification"><tr><th></th><th>baseline (iteration 0)</th>'
+        f'<th>best (iteration {record["best"]})</th><th>Δ</th><th>detail</th></tr>'
+        f'<tr><td>reruns: {r["times"]}× {escape(r["tier"])} ({escape(r["episode_seeds"])} episode seeds)</td>'
+        f'<td class=num>{_mean_sd(r["baseline"])}</td><td class=num>{_mean_sd(r["best"])}</td>'
+        f'<td class=num>{r["delta"]:+.3f}</td><td>{"deterministic" if record["deterministic"] else "draws vary"}</td></tr>'
+        f'<tr><td>holdout: {escape(h["tier"])}, {h["episodes"]} episodes</td><td class=num>{_num(h["baseline"])}</td>'
+        f'<td class=num>{_num(h["best"])}</td><td class=num>{_num(h["delta"], "+.3f")}</td>'
+        f'<td>95% CI {ci}, +{h["gained"]}/−{h["lost"]}, {escape(h["test"])} p={_num(h["p_value"], ".3g")}: '
+        f'<b>{escape(h["verdict"])}</b></td></tr></table>')
+    if record.get("note"):
+        parts.append(f'<p class="meta">{escape(record["note"])}</p>')
     return "\n".join(parts)
 
 
@@ -159,7 +176,27 @@ def _iteration(run: RunData, it: Iteration) -> str:
             f'<h3>Patch against the parent</h3>'
             f'{"<pre>" + escape(patch) + "</pre>" if patch else NOT_AVAILABLE}'
             f'<h3>Text diff against the parent</h3>{_diff_html(it.diff)}'
-            f'<h3>Episodes gained / lost against the parent</h3>{NOT_AVAILABLE}</details>')
+            f'<h3>Episodes gained / lost against the parent</h3>{_versus_parent(it.versus_parent)}</details>')
+
+
+def _versus_parent(result: dict | None) -> str:
+    if result is None:
+        return NOT_AVAILABLE
+    eps = result["episodes"]
+    unchanged = len(eps["unchanged_success"]) + len(eps["unchanged_failure"])
+    primary = result["metrics"][result["primary_metric"]]
+    groups = "".join(f"<tr><td>{escape(name)}</td><td class=num>{g['episodes']}</td><td class=num>+{g['gained']}</td>"
+                     f"<td class=num>−{g['lost']}</td><td class=num>{g['success_a']} → {g['success_b']}</td></tr>"
+                     for name, g in result["groups"].items())
+    return (f'<p>{result["shared"]} shared episodes: <b>+{len(eps["gained"])} gained</b>, '
+            f'<b>−{len(eps["lost"])} lost</b>, {unchanged} unchanged · {escape(primary["text"])}</p>'
+            '<table><tr><th>group</th><th>episodes</th><th>gained</th><th>lost</th><th>successes parent → this</th></tr>'
+            f'{groups}</table><p class="meta">gained: {escape(" ".join(eps["gained"]) or "-")}<br>'
+            f'lost: {escape(" ".join(eps["lost"]) or "-")}</p>')
+
+
+def _num(value, spec: str = ".3f") -> str:
+    return "-" if value is None else format(value, spec)
 
 
 def _diff_html(diff: str) -> str:

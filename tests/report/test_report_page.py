@@ -28,6 +28,10 @@ def test_report_is_self_contained_and_shows_every_iteration(report_run, tmp_path
         assert f'id="iteration-{n}"' in html
     for row in rows:  # every attempt, committed or discarded, is a ledger line
         assert ">" + row["status"] + "<" in html
+    # the loop certified the run: reruns, Δ and the holdout verdict are shown
+    assert 'id="certification"' in html and "holdout:" in html
+    # each iteration after 0 against its parent: gained / lost episodes with the paired test
+    assert html.count("shared episodes:") == len(committed) - 1
     for path in out["figures"]:
         data = open(path, "rb").read()
         assert data.startswith(b"\x89PNG") if path.endswith(".png") else b"<svg" in data
