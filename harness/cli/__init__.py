@@ -8,8 +8,8 @@ prints exactly one JSON object on stdout (progress goes to stderr).
 import click
 
 from harness import __version__
-from harness.cli import (canvas_cmds, evidence_cmds, executor_cmds, experiment_cmds, model_cmds, report_cmds,
-                         run_cmds, variant_cmds)
+from harness.cli import (canvas_cmds, data_cmds, evidence_cmds, executor_cmds, experiment_cmds, model_cmds,
+                         report_cmds, run_cmds, variant_cmds)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -24,5 +24,5 @@ def main() -> None:
 
 
 for _module in (canvas_cmds, experiment_cmds, run_cmds, variant_cmds, model_cmds, executor_cmds, evidence_cmds,
-                report_cmds):
+                data_cmds, report_cmds):
     _module.register(main)

@@ -55,6 +55,8 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     stochastic = any(s.get("slip") for s in specs)
     if stochastic:
         specs = [dict(s, noise_seed=int(noise_seed)) for s in specs]
+    if not oracle:
+        _check_model_setup(cand)
     out = Path(out_dir) if out_dir is not None else None
     if out is not None:
         (out / "episodes").mkdir(parents=True, exist_ok=True)
@@ -199,6 +201,22 @@ def _model_concurrency(cand: Candidate) -> int | None:
     except UserError as err:
         raise UserError(f"{cand.graph_path}: model profile: {err.message}") from None
     return int(profile.concurrency) if profile.concurrency else None
+
+
+def _check_model_setup(cand: Candidate) -> None:
+    """Refuse before any rollout when the pinned model cannot be reached as
+    configured (no API key, no cassette to replay): the error names the profile
+    and what is missing."""
+    if not cand.graph.get("model_profile"):
+        return
+    from harness.models import client_for_graph
+
+    try:
+        client = client_for_graph(cand.graph, cand.directory)
+    except UserError as err:
+        raise UserError(f"{cand.graph_path}: model profile {cand.graph['model_profile'].get('name')!r}: "
+                        f"{err.message}") from None
+    client.close()
 
 
 def _warnings(cand: Candidate) -> list[str]:
