@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from harness.cli.backend_options import backend_options, evaluation_setting
 from harness.cli.output import UserError, emit, fail
 
 
@@ -41,8 +42,10 @@ def experiment() -> None:
 @click.option("--oracle", is_flag=True,
               help="Run the executor's oracle (e.g. the BabyAI bot, which reads the true grid) on the same "
                    "episodes: the ceiling, not a fair agent.")
+@backend_options
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object (summary + paths) on stdout.")
-def run(candidate: Path, tier: str, episodes, workers, in_flight, out_dir, no_cache, oracle, as_json) -> None:
+def run(candidate: Path, tier: str, episodes, workers, in_flight, out_dir, no_cache, oracle, backend, ray_address,
+        as_json) -> None:
     """Evaluate CANDIDATE on a tier of fixed episodes and write metrics.json.
 
     CANDIDATE is a graph.json or a candidate folder holding one (plus its
@@ -62,8 +65,10 @@ def run(candidate: Path, tier: str, episodes, workers, in_flight, out_dir, no_ca
         if out_dir is None:
             cand = load_candidate(candidate)
             out_dir = default_out_dir(cand.graph.get("name") or cand.directory.name, cand.hash, tier, oracle)
+        evaluation_setting(backend, ray_address)  # rejects --ray-address without --backend ray
         metrics = evaluate(candidate, tier, episodes=episodes, workers=workers, in_flight=in_flight,
-                           out_dir=out_dir, use_cache=not no_cache, progress=True, oracle=oracle)
+                           out_dir=out_dir, use_cache=not no_cache, progress=True, oracle=oracle,
+                           backend=backend, ray_address=ray_address)
     except UserError as err:
         fail(err, as_json)
 
@@ -74,7 +79,7 @@ def run(candidate: Path, tier: str, episodes, workers, in_flight, out_dir, no_ca
 
 def summary_of(metrics: dict, out_dir: Path, gate: dict | None) -> dict:
     keep = ("tier", "executor", "oracle", "candidate", "primary", "secondary", "n", "n_episodes",
-            "complete", "infra_failures", "agent_errors", "terminations", "cached", "workers", "in_flight",
+            "complete", "infra_failures", "agent_errors", "terminations", "cached", "backend", "workers", "in_flight",
             "wall_seconds", "model", "warnings")
     summary = {"ok": True, **{k: metrics[k] for k in keep if k in metrics}}
     summary["metrics_path"] = str(out_dir / "metrics.json")
@@ -96,7 +101,8 @@ def human_summary(s: dict) -> str:
         "secondary: " + ", ".join(f"{k} {v:.4g}" if isinstance(v, (int, float)) else f"{k} n/a"
                                   for k, v in s["secondary"].items()),
         f"complete: {'yes' if s['complete'] else 'NO'} · infra failures {s['infra_failures']} · agent errors "
-        f"{s['agent_errors']} · cached {s['cached']} · workers {s['workers']} · in flight {s['in_flight']} · "
+        f"{s['agent_errors']} · cached {s['cached']} · {s.get('backend', 'local')} workers {s['workers']} · "
+        f"in flight {s['in_flight']} · "
         f"wall {s['wall_seconds']:.1f} s · model cost ${s['model']['cost_usd']:.4f}",
         f"metrics: {s['metrics_path']}",
         f"episode logs: {s['episodes_dir']}",

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from harness.cli.backend_options import backend_options, evaluation_setting
 from harness.cli.output import UserError, emit, fail
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout.")
@@ -53,10 +54,12 @@ def _runs_dir(runs_dir: Path | None) -> Path:
 @click.option("--smoke-episodes", type=click.IntRange(min=1), default=None, help="Use only the first N smoke episodes (cheap runs).")
 @click.option("--eval-episodes", type=click.IntRange(min=1), default=None, help="Use only the first N performance-tier episodes (cheap runs).")
 @click.option("--seed", type=int, default=None, help="Seed of the random proposer, stored in the manifest.")
+@backend_options
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @_handled
-def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episodes, eval_episodes, seed, runs_dir, as_json):
+def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episodes, eval_episodes, seed, backend,
+             ray_address, runs_dir, as_json):
     """Create a run directory (its own git repository) for VARIANT on EXECUTOR.
 
     EXECUTOR is an executor (its default seed) or a seed name (e.g. babyai-llm);
@@ -68,7 +71,8 @@ def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episode
     paths = init_run(variant, executor, runs_dir=_runs_dir(runs_dir), run_id=run_id,
                      max_iterations=max_iterations,
                      max_skips=DEFAULT_MAX_SKIPS if max_skips is None else max_skips,
-                     smoke_episodes=smoke_episodes, eval_episodes=eval_episodes, seed=seed, say=show.say)
+                     smoke_episodes=smoke_episodes, eval_episodes=eval_episodes, seed=seed, say=show.say,
+                     evaluation=evaluation_setting(backend, ray_address))
     emit({"ok": True, "run": str(paths.root), "run_id": paths.run_id}, as_json, human=str(paths.root))
 
 
@@ -219,15 +223,25 @@ def discard_cmd(run, staging, reason, runs_dir, as_json):
 
 @click.command("status")
 @click.argument("run")
+@click.option("--watch", is_flag=True,
+              help="Follow a running loop: redraw status and the latest ledger rows on stderr until it stops, "
+                   "then print the final status.")
+@click.option("--interval", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
+              help="Seconds between redraws with --watch.")
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @_handled
-def status_cmd(run, runs_dir, as_json):
+def status_cmd(run, watch, interval, runs_dir, as_json):
     """Show where a run stands: state, best iteration, caps, staged attempts,
     and whether git history, ledger and state agree."""
     from harness.rundir.status import run_status
 
-    report = run_status(run, runs_dir)
+    if watch:
+        from harness.rundir.watch import watch as follow
+
+        report = follow(run, runs_dir, interval)
+    else:
+        report = run_status(run, runs_dir)
     emit(report, as_json, human=report["summary"])
     if not report["consistent"] and not report["busy"]:
         raise SystemExit(4)  # the report above says what disagrees and how to repair it
@@ -298,12 +312,13 @@ def rerun_cmd(run, iteration, times, runs_dir, as_json):
               help="Headless-driver variants (shaper): YAML of the variant's settings for a new run.")
 @click.option("--scripted-models", is_flag=True,
               help="Headless-driver variants (shaper): answer every model call with scripted stand-ins on a loopback server (offline).")
+@backend_options
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @_handled
 def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations, max_skips, smoke_episodes,
-             eval_episodes, certify, certify_reruns, holdout_episodes, config_path, scripted_models, runs_dir,
-             as_json):
+             eval_episodes, certify, certify_reruns, holdout_episodes, config_path, scripted_models, backend,
+             ray_address, runs_dir, as_json):
     """Drive the search: stage -> propose -> check -> smoke -> evaluate ->
     commit/discard, with live progress on stderr, ending with a summary table.
 
@@ -337,6 +352,7 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
             f"{', '.join(offline_variants())} offline")
     executor_spec, seed_candidate = resolve_seed(executor)
     show = Progress(enabled=True)
+    evaluation = evaluation_setting(backend, ray_address)
     base = _runs_dir(runs_dir)
     if resume:
         if not run_id:
@@ -356,7 +372,7 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
         paths = init_run(variant, executor, runs_dir=base, run_id=run_id, max_iterations=cap,
                          max_skips=DEFAULT_MAX_SKIPS if max_skips is None else max_skips,
                          smoke_episodes=smoke_episodes, eval_episodes=eval_episodes,
-                         seed=0 if seed is None else seed, say=show.say)
+                         seed=0 if seed is None else seed, say=show.say, evaluation=evaluation)
         show.say(f"run {paths.run_id}: iteration 0 committed")
     else:
         from harness.rundir.records import read_record
@@ -366,6 +382,9 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
         if found != (variant, executor_spec.name, seed_candidate):
             raise UserError(f"run {paths.run_id} is {manifest['variant']} on {manifest['executor']}, "
                             f"not {variant} on {executor}")
+        if evaluation is not None and evaluation != manifest.get("evaluation"):
+            raise UserError(f"run {paths.run_id} keeps its evaluation backend in manifest.json "
+                            f"({manifest.get('evaluation') or 'not set'}); resume it without --backend/--ray-address")
     certification = {"reruns": certify_reruns, "holdout_episodes": holdout_episodes} if certify else None
     result = run_loop(paths, target=iterations, seed=seed, show=show, propose=spec.proposer(),
                       certification=certification)

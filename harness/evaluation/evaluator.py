@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as _dt
-import math
 import os
 import time
 from pathlib import Path
@@ -12,7 +11,8 @@ from harness.errors import UserError
 from harness.fileio import write_json_atomic
 from harness.evaluation.cache import ResultCache, code_fingerprint
 from harness.evaluation.candidate import Candidate, load_candidate
-from harness.evaluation.pool import PoolConfig, run_pool
+from harness.evaluation.backends import choose_backend
+from harness.evaluation.pool import PoolConfig
 from harness.evaluation.progress import progress_bar
 from harness.evaluation.records import episode_record, summarize
 
@@ -35,13 +35,15 @@ def hang_grace_seconds(wall: float) -> float:
 def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int | None = None,
              in_flight: int | None = None, out_dir=None, use_cache: bool = True,
              progress: bool = True, oracle: bool = False, only: list[str] | None = None,
-             noise_seed: int = 0, reseed: int = 0) -> dict:
+             noise_seed: int = 0, reseed: int = 0, backend: str | None = None,
+             ray_address: str | None = None) -> dict:
     """Evaluate CANDIDATE (a graph.json or a folder holding one) on a tier; return
     the content of metrics.json (also written to `out_dir` when given).
     `only`: just these episode ids of the tier. `noise_seed`: the seed of a
     stochastic tier's noise (part of each episode and of the cache key).
     `reseed`: fresh episodes, each episode's seed shifted by `reseed` (its id
-    marked `~seed+<reseed>`), for reruns of a deterministic agent."""
+    marked `~seed+<reseed>`), for reruns of a deterministic agent. `backend`
+    is "local" (worker processes) or "ray" (see harness.evaluation.backends)."""
     started = time.time()
     cand = load_candidate(Path(candidate))
     ex = cand.executor
@@ -61,10 +63,10 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
         for stale in (out / "episodes").glob("*.jsonl"):  # logs of an earlier evaluation into this folder
             stale.unlink()
 
-    n_workers = max(1, int(workers or os.cpu_count() or 1))
-    total_in_flight = max(1, int(in_flight or _default_in_flight(cand, n_workers)))
-    n_workers = min(n_workers, total_in_flight)
-    threads = math.ceil(total_in_flight / n_workers)
+    runs_on = choose_backend(backend, ray_address, ex.profile)
+    model_concurrency = _model_concurrency(cand)
+    plan = runs_on.plan(workers, in_flight, model_concurrency)
+    n_workers, threads, total_in_flight = plan.workers, plan.threads, plan.in_flight
 
     records: dict[int, dict] = {}
     cache = None
@@ -93,6 +95,9 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     else:
         factory = GRAPH_FACTORY
         factory_args = {"graph": cand.graph, "candidate_dir": str(cand.directory)}
+        share = runs_on.client_concurrency(model_concurrency, plan)
+        if share is not None:
+            factory_args["model_concurrency"] = share
     by_index = {t["index"]: t for t in tasks}
 
     label = f"{'oracle' if oracle else cand.graph.get('name', 'candidate')} · {tier}"
@@ -114,7 +119,7 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
             bar.advance(None if rec["infra_error"] else rec["success"])
 
         if tasks:
-            run_pool(tasks, factory, factory_args, config, on_outcome)
+            runs_on.run(tasks, factory, factory_args, config, on_outcome)
 
     ordered = [records[i] for i in range(len(specs))]
     profile = ex.profile or {}
@@ -133,6 +138,7 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
         },
         **summarize(ordered, primary_metric, secondary_metrics),
         "cached": sum(1 for r in ordered if r["cached"]),
+        "backend": runs_on.name,
         "workers": n_workers,
         "in_flight": total_in_flight,
         "threads_per_worker": threads,
@@ -181,19 +187,20 @@ def _select(specs: list[dict], only: list[str] | None, tier: str) -> list[dict]:
     return [by_id[str(e)] for e in only]
 
 
-def _default_in_flight(cand: Candidate, workers: int) -> int:
-    """The number of workers, or the pinned profile's concurrency for graphs
-    that call a model (their episodes mostly wait on it)."""
+def _model_concurrency(cand: Candidate) -> int | None:
+    """The pinned inference profile's concurrency, None for graphs that call no
+    model. Such graphs' episodes mostly wait on the model, so by default this
+    many run at once."""
     pinned = cand.graph.get("model_profile")
     if not pinned:
-        return workers
+        return None
     try:
         from harness.models import load_profile, resolve_profile_path
 
         profile = load_profile(resolve_profile_path(pinned["path"], cand.directory))
     except UserError as err:
         raise UserError(f"{cand.graph_path}: model profile: {err.message}") from None
-    return max(workers, int(profile.concurrency or workers))
+    return int(profile.concurrency) if profile.concurrency else None
 
 
 def _check_model_setup(cand: Candidate) -> None:

@@ -14,14 +14,14 @@ from pathlib import Path
 class GraphEpisodeRunner:
     """One `GraphRunner` kept alive across episodes (so is its simulator)."""
 
-    def __init__(self, graph: dict, candidate_dir: str | None):
+    def __init__(self, graph: dict, candidate_dir: str | None, model_concurrency: int | None = None):
         from harness.canvas.registry import for_graph
         from harness.canvas.runtime import GraphRunner
 
         cdir = Path(candidate_dir) if candidate_dir else None
         registry = for_graph(graph, cdir)  # imports the executor, loads the candidate's nodeset
         self.runner = GraphRunner(graph, candidate_dir=cdir, registry=registry,
-                                  model_client=make_model_client(graph, cdir))
+                                  model_client=make_model_client(graph, cdir, model_concurrency))
 
     def run(self, episode: dict, log_path: str | None) -> dict:
         log = None
@@ -57,17 +57,18 @@ _clients: dict = {}
 _clients_lock = threading.Lock()
 
 
-def make_model_client(graph: dict, candidate_dir: Path | None):
+def make_model_client(graph: dict, candidate_dir: Path | None, concurrency: int | None = None):
     """The pinned model client, or None for graphs that call no model. One client
     per worker process, shared by its runner threads (it is thread-safe and
-    holds the profile's concurrency cap). Live, record or replay mode comes from
+    holds the profile's concurrency cap, or `concurrency` when given: a Ray
+    actor's share of it). Live, record or replay mode comes from
     the profile and `ARCHITECT_MODEL_MODE` / `ARCHITECT_CASSETTE` (see harness.models)."""
     if not graph.get("model_profile"):
         return None
     from harness.models import client_for_graph
 
-    key = (json.dumps(graph["model_profile"], sort_keys=True), str(candidate_dir))
+    key = (json.dumps(graph["model_profile"], sort_keys=True), str(candidate_dir), concurrency)
     with _clients_lock:
         if key not in _clients:
-            _clients[key] = client_for_graph(graph, candidate_dir)
+            _clients[key] = client_for_graph(graph, candidate_dir, concurrency=concurrency)
         return _clients[key]

@@ -16,12 +16,19 @@ __all__ = ["CassetteMiss", "InferenceProfile", "ModelCallError", "ModelClient", 
            "ProfileError", "client_for_graph", "load_profile", "make_client", "resolve_profile_path"]
 
 
-def client_for_graph(graph: dict, candidate_dir=None, mode: str | None = None, cassette=None):
-    """The client for a graph's pinned `model_profile`, or None when it pins none."""
+def client_for_graph(graph: dict, candidate_dir=None, mode: str | None = None, cassette=None,
+                     concurrency: int | None = None):
+    """The client for a graph's pinned `model_profile`, or None when it pins none;
+    `concurrency` overrides the profile's cap (a share of it per Ray actor)."""
     pinned = graph.get("model_profile")
     if not pinned:
         return None
-    return make_client(load_profile(resolve_profile_path(pinned["path"], candidate_dir)), mode, cassette)
+    profile = load_profile(resolve_profile_path(pinned["path"], candidate_dir))
+    if concurrency is not None:
+        import dataclasses
+
+        profile = dataclasses.replace(profile, concurrency=concurrency)
+    return make_client(profile, mode, cassette)
 
 
 def model_fingerprint(graph: dict, candidate_dir=None) -> str:

@@ -44,8 +44,9 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
              max_iterations: int | None = None, max_skips: int = DEFAULT_MAX_SKIPS,
              smoke_episodes: int | None = None, eval_episodes: int | None = None,
              seed: int | None = None, progress: bool = False, say=lambda msg: None,
-             performance_tier: str | None = None) -> RunPaths:
-    """`performance_tier` (default: the profile's) is the tier `evaluate` runs."""
+             performance_tier: str | None = None, evaluation: dict | None = None) -> RunPaths:
+    """`performance_tier` (default: the profile's) is the tier `evaluate` runs; `evaluation`
+    the backend setting stored in the manifest."""
     from harness.executor_api import load_executor, resolve_seed
     from harness.variant_api import find_variant
 
@@ -78,7 +79,7 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
     build = runs_dir / f".init-{run_id}-{os.getpid()}"
     try:
         _build(RunPaths(build), variant, executor_name, seed_candidate, seed_dir, profile, run_id, max_iterations, max_skips,
-               smoke_episodes, eval_episodes, seed, progress, say)
+               smoke_episodes, eval_episodes, seed, progress, say, backend=evaluation)
         try:
             build.rename(target)
         except OSError:
@@ -104,7 +105,7 @@ def _remove_abandoned_builds(runs_dir: Path, run_id: str) -> None:
 
 
 def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run_id, max_iterations, max_skips,
-           smoke_episodes, eval_episodes, seed, progress, say) -> None:
+           smoke_episodes, eval_episodes, seed, progress, say, backend: dict | None = None) -> None:
     paths.root.mkdir(parents=True)
     gitops.init(paths.root)
     write_text_atomic(paths.root / ".gitignore", GITIGNORE)
@@ -133,6 +134,8 @@ def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run
         "created": now_iso(),
         "seed_candidate": seed_candidate,
     }
+    if backend:
+        manifest["evaluation"] = backend
     write_record("manifest", paths.manifest, manifest)
     write_text_atomic(paths.goal, GOAL.format(metric=manifest["profiles"]["primary_metric"], executor=executor_name,
                                               tier=performance_tier, whitelist=", ".join(whitelist)))
@@ -149,12 +152,14 @@ def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run
                         + checked["violations"][0]["message"])
     say("iteration 0: smoke tier")
     smoke = tiers.run_tier(candidate, iteration0 / "smoke", kind="smoke", tier=smoke_tier,
-                           episodes=tiers.episodes_override(caps, "smoke"), progress=progress)
+                           episodes=tiers.episodes_override(caps, "smoke"), progress=progress,
+                           evaluation=backend)
     if not smoke["passed"]:
         raise UserError(f"the seed candidate of {executor_name} fails the smoke gate: " + "; ".join(smoke["reasons"]))
     say(f"iteration 0: performance tier ({performance_tier})")
     evaluation = tiers.run_tier(candidate, iteration0 / "eval", kind="eval", tier=performance_tier,
-                                episodes=tiers.episodes_override(caps, "eval"), progress=progress)
+                                episodes=tiers.episodes_override(caps, "eval"), progress=progress,
+                                evaluation=backend)
     if not evaluation["passed"]:
         raise UserError(f"the seed candidate of {executor_name} could not be evaluated: " + "; ".join(evaluation["reasons"]))
     write_text_atomic(iteration0 / "diff.txt", "")

@@ -75,10 +75,16 @@ def best_row(rows: list[dict]) -> dict | None:
     return best
 
 
-def axis_share(rows: list[dict]) -> dict | None:
-    """Most-used axis over committed iterations after 0 and its share: the local-basin signal."""
+def axis_counts(rows: list[dict]) -> tuple[Counter, int]:
+    """Iterations per axis over committed iterations after 0, and how many of them are tagged."""
     counts = Counter(axis for row in committed(rows) if row["iteration"] > 0 for axis in row.get("axes") or [])
     tagged = sum(1 for row in committed(rows) if row["iteration"] > 0 and row.get("axes"))
+    return counts, tagged
+
+
+def axis_share(rows: list[dict]) -> dict | None:
+    """Most-used axis over committed iterations after 0 and its share: the local-basin signal."""
+    counts, tagged = axis_counts(rows)
     if not counts or not tagged:
         return None
     axis, n = counts.most_common(1)[0]

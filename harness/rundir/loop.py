@@ -25,6 +25,7 @@ class Progress:
     """Live progress on stderr: one line per attempt, a spinner while evaluating."""
 
     def __init__(self, enabled: bool = True):
+        self.enabled = enabled
         self.console = Console(stderr=True, quiet=not enabled)
 
     def say(self, text: str) -> None:
@@ -69,8 +70,8 @@ def attempt_once(run: Run, seed: int | None, show: Progress, propose) -> dict:
         smoke = run.evaluate_staging(staging, "smoke")
     if not smoke["passed"]:
         return discard(run, staging, "smoke gate: " + "; ".join(smoke["reasons"][:3]))
-    with show.status(f"{label}: evaluate — {proposal.description}"):
-        evaluation = run.evaluate_staging(staging, "eval")
+    show.say(f"{label}: evaluate — {proposal.description}")
+    evaluation = run.evaluate_staging(staging, "eval", progress=show.enabled)  # bar: episodes, success, ETA
     if not evaluation["passed"]:
         return discard(run, staging, "evaluation: " + "; ".join(evaluation["reasons"][:3]))
     return commit(run, staging, proposal.description)

@@ -26,7 +26,8 @@ def rerun(run: Run, iteration: int, times: int = 3, progress: bool = False) -> d
     for _ in range(times):
         with tempfile.TemporaryDirectory(prefix="architect-rerun-") as tmp:
             verdict = tiers.run_tier(folder / "candidate", Path(tmp) / "eval", kind="eval", tier=tier,
-                                     episodes=episodes, use_cache=False, progress=progress)
+                                     episodes=episodes, use_cache=False, progress=progress,
+                                     evaluation=run.manifest.get("evaluation"))
         if not verdict["passed"]:
             raise UserError(f"rerun of iteration {iteration} failed: " + "; ".join(verdict["reasons"]))
         draws.append({**verdict["primary"], "wall_seconds": verdict.get("wall_seconds"), "time": now_iso()})

@@ -62,13 +62,18 @@ class Run:
         name = profiles["smoke_tier"] if kind == "smoke" else profiles["performance_tier"]
         return name, episodes_override(self.manifest["caps"], kind)
 
+    def backend(self) -> dict:
+        """The manifest's evaluation backend as `evaluate` keyword arguments."""
+        setting = self.manifest.get("evaluation") or {}
+        return {"backend": setting.get("backend"), "ray_address": setting.get("ray_address")}
+
     def evaluate_staging(self, staging: Path, kind: str, progress: bool = False) -> dict:
         """Smoke ("smoke") or performance ("eval") evaluation into the staging folder."""
         from harness.rundir.tiers import run_tier
 
         name, episodes = self.tier(kind)
         return run_tier(staging / "candidate", staging / kind, kind=kind, tier=name, episodes=episodes,
-                        progress=progress)
+                        progress=progress, evaluation=self.manifest.get("evaluation"))
 
 
 @contextmanager

@@ -32,10 +32,11 @@ def content_hash(candidate: Path) -> str:
 
 
 def run_tier(candidate: Path, out_dir: Path, *, kind: str, tier: str, episodes: int | None,
-             use_cache: bool = True, progress: bool = False) -> dict:
+             use_cache: bool = True, progress: bool = False, evaluation: dict | None = None) -> dict:
     """Evaluate `candidate` on `tier` into `out_dir` (metrics.json, episodes/,
     verdict.json). kind "smoke" applies the smoke gate; "eval" requires a
-    complete evaluation with a primary mean."""
+    complete evaluation with a primary mean. `evaluation` is the manifest's
+    backend setting ({"backend", "ray_address"}), if any."""
     from harness.evaluation import evaluate, smoke_gate
 
     digest = content_hash(candidate)
@@ -45,9 +46,11 @@ def run_tier(candidate: Path, out_dir: Path, *, kind: str, tier: str, episodes: 
     # Worker processes start by spawning a fresh interpreter (~1 s each): for a
     # handful of episodes one worker finishes sooner than several.
     workers = 1 if episodes is not None and episodes <= FEW_EPISODES else None
+    evaluation = evaluation or {}
     try:
         metrics = evaluate(candidate, tier, episodes=episodes, workers=workers, out_dir=out_dir,
-                           use_cache=use_cache, progress=progress)
+                           use_cache=use_cache, progress=progress, backend=evaluation.get("backend"),
+                           ray_address=evaluation.get("ray_address"))
     except UserError as exc:
         verdict = {"passed": False, "reasons": [exc.message], "candidate_hash": digest, "tier": tier}
         write_json_atomic(out_dir / VERDICT, verdict)

@@ -24,6 +24,10 @@ class ScriptedRunner:
         if marker and not Path(marker).exists():
             Path(marker).write_text("crashed once")
             os._exit(3)
+        pid_marker = episode.get("await_kill_marker")
+        if pid_marker and not Path(pid_marker).exists():
+            Path(pid_marker).write_text(str(os.getpid()))  # a test kills this process from outside
+            time.sleep(120)
         if episode.get("crash"):
             os._exit(7)
         if episode.get("hang"):
