@@ -45,7 +45,7 @@ class GraphRunner:
     """
 
     def __init__(self, graph: dict, candidate_dir: str | Path | None = None, registry: Registry | None = None,
-                 model_client: Any = None, *, validate: bool = True):
+                 model_client: Any = None, *, validate: bool = True, probes: dict | None = None):
         self.graph = graph
         self.candidate_dir = Path(candidate_dir) if candidate_dir is not None else None
         self.registry = registry or for_graph(graph, self.candidate_dir)
@@ -64,6 +64,7 @@ class GraphRunner:
         self.wall_seconds = self.budgets.get("wall_seconds")
         self.max_ticks = (flat.get("termination") or {}).get("max_ticks")
         self._shared = EpisodeState(self.budgets, model_client, self.candidate_dir)
+        self._shared.probes = dict(probes or {})
         self._build_state(flat.get("state") or {})
         self._construct_error: str | None = None
         self._build_nodes(flat)
@@ -303,6 +304,7 @@ class GraphRunner:
             "error": error,
             "metrics": {k: v for k, v in sim_result.items() if k not in ("success", "reward")},
             "model_calls": shared.model_calls,
+            "model_calls_by_node": dict(shared.calls_by_node),
             "input_tokens": shared.input_tokens,
             "output_tokens": shared.output_tokens,
             "cost_usd": shared.cost_usd,
