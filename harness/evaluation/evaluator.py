@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import math
 import os
 import time
@@ -34,13 +35,15 @@ def hang_grace_seconds(wall: float) -> float:
 
 def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int | None = None,
              in_flight: int | None = None, out_dir=None, use_cache: bool = True,
-             progress: bool = True, oracle: bool = False) -> dict:
+             progress: bool = True, oracle: bool = False, probes: dict | None = None) -> dict:
     """Evaluate CANDIDATE (a graph.json or a folder holding one) on a tier; return
-    the content of metrics.json (also written to `out_dir` when given)."""
+    the content of metrics.json (also written to `out_dir` when given). `probes`
+    overrides the executor profile's probe switches (`logging_fault`, `reconcile_calls`)."""
     started = time.time()
     cand = load_candidate(Path(candidate))
     ex = cand.executor
     specs = _tier_episodes(ex, tier, episodes)
+    probes = {**((ex.profile or {}).get("probes") or {}), **(probes or {})}
     out = Path(out_dir) if out_dir is not None else None
     if out is not None:
         (out / "episodes").mkdir(parents=True, exist_ok=True)
@@ -58,6 +61,8 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
         from harness.models import model_fingerprint
 
         code = code_fingerprint(ex.package_dir) + model_fingerprint(cand.graph, cand.directory)
+        if any(probes.values()):
+            code += json.dumps({"probes": probes}, sort_keys=True)
         cache = ResultCache(cand.hash, tier, code=code)
     tasks = []
     for index, ep in enumerate(specs):
@@ -78,7 +83,7 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
         factory, factory_args = ORACLE_FACTORY, {"executor": ex.name}
     else:
         factory = GRAPH_FACTORY
-        factory_args = {"graph": cand.graph, "candidate_dir": str(cand.directory)}
+        factory_args = {"graph": cand.graph, "candidate_dir": str(cand.directory), "probes": probes}
     by_index = {t["index"]: t for t in tasks}
 
     label = f"{'oracle' if oracle else cand.graph.get('name', 'candidate')} · {tier}"
