@@ -35,8 +35,9 @@ def objects(task: str, env, obs: dict) -> dict[str, dict]:
 
 
 def gripper_state(obs: dict) -> dict:
-    """End effector position, quaternion (x, y, z, w) and finger opening (m)."""
+    """End effector position, quaternion (x, y, z, w), finger joint positions and opening (m)."""
     fingers = obs["robot0_gripper_qpos"]
     return {"position": [float(v) for v in obs["robot0_eef_pos"]],
             "quaternion": [float(v) for v in obs["robot0_eef_quat"]],
+            "fingers": [float(v) for v in fingers],
             "opening": float(fingers[0] - fingers[1])}
