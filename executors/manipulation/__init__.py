@@ -6,3 +6,4 @@ from pathlib import Path
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 from executors.manipulation.nodes import simulator, vla, voxposer  # noqa: E402,F401
+from executors.manipulation.adapters import libero, vlabench  # noqa: E402,F401
