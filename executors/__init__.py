@@ -127,7 +127,19 @@ def profile_problems(data: Any) -> list[str]:
     return out
 
 
+def _seed_home(seed: str) -> Path | None:
+    """The executor package shipping seed `seed` in its `seeds/` folder, if one does."""
+    found = sorted(PACKAGE_ROOT.glob(f"*/seeds/{seed}/graph.json"))
+    return found[0].parent.parent.parent if found else None
+
+
 def load_executor(name: str) -> Executor:
+    """An executor by package name, or by the name of a seed an executor package ships."""
+    home = _seed_home(name) if "/" not in name else None
+    if home is not None:
+        executor = load_executor(home.name)
+        executor.seed_dir = home / "seeds" / name
+        return executor
     package_dir = PACKAGE_ROOT / name
     if not name.isidentifier() or not (package_dir / "__init__.py").is_file():
         known = sorted(p.name for p in PACKAGE_ROOT.iterdir() if (p / "profile.yaml").is_file())

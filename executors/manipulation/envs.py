@@ -8,7 +8,8 @@ observations are the default; cameras are built only when asked for.
 
 from __future__ import annotations
 
-import logging
+import contextlib
+import io
 import os
 import threading
 
@@ -26,17 +27,18 @@ class SimulatorUnavailable(RuntimeError):
 
 
 def _import_robosuite():
-    logging.getLogger("robosuite_logs").setLevel(logging.ERROR)
+    """robosuite, imported quietly: its console log handler binds the stderr of import
+    time, so its start-up and per-environment warnings (no private macro file, optional
+    robot models, unused controller parts) go to a discarded buffer instead."""
     os.environ.setdefault("MUJOCO_GL", "egl")
     try:
-        import robosuite
-        from robosuite.controllers import load_composite_controller_config
+        with contextlib.redirect_stderr(io.StringIO()):
+            import robosuite
+            from robosuite.controllers import load_composite_controller_config
     except ImportError as exc:
         raise SimulatorUnavailable(
             "the manipulation executor needs robosuite 1.5.2 and mujoco 3.3.7: "
             "pip install -e '.[manipulation]'") from exc
-    for name in ("robosuite_logs", "robosuite"):
-        logging.getLogger(name).setLevel(logging.ERROR)
     return robosuite, load_composite_controller_config
 
 
