@@ -17,7 +17,6 @@ import numpy as np
 
 TASKS = ("Lift", "Stack", "PickPlaceCan", "Door")
 CONTROL_FREQ = 20
-GRIPPER_OPEN, GRIPPER_CLOSED = -1.0, 1.0
 _cache: dict[tuple, object] = {}
 _lock = threading.Lock()
 
@@ -75,9 +74,3 @@ def reset_env(env, seed: int) -> dict:
         samplers.extend(getattr(sampler, "samplers", {}).values())
     return env.reset()
 
-
-def close_all() -> None:
-    with _lock:
-        for env in _cache.values():
-            env.close()
-        _cache.clear()

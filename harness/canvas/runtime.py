@@ -42,6 +42,7 @@ class GraphRunner:
     """Runs episodes of one graph; node objects (and the simulator) live across episodes.
 
     `validate=True` refuses graphs with static-validation errors (GraphError).
+    `probes`: the evaluation's probe switches, visible to nodes as `ctx.probes`.
     """
 
     def __init__(self, graph: dict, candidate_dir: str | Path | None = None, registry: Registry | None = None,

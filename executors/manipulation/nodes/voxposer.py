@@ -39,8 +39,7 @@ GRIPPER_OPEN, GRIPPER_CLOSED = 1.0, 0.0  # value-map convention (VoxPoser's): 1 
 class Trace:
     """One root run of the chain: model calls, dispatched sub-LMP calls, queued motions."""
 
-    def __init__(self, root: str):
-        self.root = root
+    def __init__(self):
         self.calls: list[dict] = []
         self.dispatched: list[dict] = []
         self.motions: list[dict] = []
@@ -93,7 +92,7 @@ class _LMPNode(Node):
         out = {"lmp": handle}
         if "query" in inputs and not self.ran:
             self.ran = True
-            trace = Trace(self.node_id)
+            trace = Trace()
             try:
                 handle.run(inputs["query"], trace, 0)
             finally:
