@@ -21,7 +21,9 @@ CAMERAS = ("agentview", "robot0_eye_in_hand")
                                               "from the simulator state (VoxPoser's ground-truth-mask setting)"},
         "gripper": {"type": "Gripper", "doc": "{position [x,y,z], quaternion [x,y,z,w], opening m} of the end effector"},
         "instruction": {"type": "Text", "doc": "the task's instruction"},
-        "images": {"type": "Images", "doc": "{camera: uint8[H,W,3]} (only when config.cameras is set; ~0.3 s/step)"},
+        "images": {"type": "Images", "doc": "{camera: uint8[H,W,3] RGB, camera_depth: float32[H,W,1] (normalised "
+                                            "0-1), camera_segmentation: int32[H,W,1] instance ids} (only when "
+                                            "config.cameras is set; ~0.3 s/step)"},
         "feedback": {"type": "Feedback", "doc": "{'steps', 'reward' (cumulative), 'tick'}"},
         "success": {"type": "Verifier", "privileged": True, "doc": "the task's own success checker"},
     },
@@ -89,7 +91,11 @@ class Simulator(SimulatorNode):
             "feedback": {"steps": self.steps, "reward": self.reward, "tick": getattr(ctx, "tick", None)},
         }
         if self.config["cameras"]:
-            out["images"] = {name: self.obs[f"{name}_image"][::-1].copy() for name in self.config["cameras"]}
+            out["images"] = {}
+            for name in self.config["cameras"]:  # robosuite renders bottom-up (OpenGL): flip to top-down
+                out["images"][name] = self.obs[f"{name}_image"][::-1].copy()
+                out["images"][f"{name}_depth"] = self.obs[f"{name}_depth"][::-1].copy()
+                out["images"][f"{name}_segmentation"] = self.obs[f"{name}_segmentation_instance"][::-1].copy()
         if self.config["privileged_outputs"]:
             out["success"] = {"success": self.succeeded}
         return out
