@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import os
 import threading
 
@@ -28,12 +29,14 @@ class SimulatorUnavailable(RuntimeError):
 def _import_robosuite():
     """robosuite, imported quietly: its console log handler binds the stderr of import
     time, so its start-up and per-environment warnings (no private macro file, optional
-    robot models, unused controller parts) go to a discarded buffer instead."""
+    robot models, unused controller parts) go to a discarded buffer instead, and its
+    logger does not pass records on to the application's handlers."""
     os.environ.setdefault("MUJOCO_GL", "egl")
     try:
         with contextlib.redirect_stderr(io.StringIO()):
             import robosuite
             from robosuite.controllers import load_composite_controller_config
+        logging.getLogger("robosuite_logs").propagate = False
     except ImportError as exc:
         raise SimulatorUnavailable(
             "the manipulation executor needs robosuite 1.5.2 and mujoco 3.3.7: "
