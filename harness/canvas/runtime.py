@@ -305,7 +305,6 @@ class GraphRunner:
             "error": error,
             "metrics": {k: v for k, v in sim_result.items() if k not in ("success", "reward")},
             "model_calls": shared.model_calls,
-            "model_calls_by_node": dict(shared.calls_by_node),
             "input_tokens": shared.input_tokens,
             "output_tokens": shared.output_tokens,
             "cost_usd": shared.cost_usd,
@@ -314,6 +313,11 @@ class GraphRunner:
         if log is not None:
             log.result = result
         return result
+
+    @property
+    def model_calls_by_node(self) -> dict[str, int]:
+        """Model calls of the last episode, by the node whose context accounted them."""
+        return dict(self._shared.calls_by_node)
 
     @staticmethod
     def _safe_result(sim) -> dict:

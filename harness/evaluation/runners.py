@@ -34,7 +34,7 @@ class GraphEpisodeRunner:
         if self.reconcile:
             from harness.evaluation.reconcile import log_gaps
 
-            result["log_gap"] = log_gaps(log.records, result["model_calls_by_node"])
+            result["log_gap"] = log_gaps(log.records, self.runner.model_calls_by_node)
         if log_path:
             log.write_jsonl(log_path)  # atomic (temp file + replace)
         return result

@@ -32,7 +32,8 @@ def _run_voxposer(candidate, probes) -> tuple[dict, list[dict]]:
     with GraphRunner(graph, candidate_dir=candidate, model_client=make_model_client(graph, candidate),
                      probes=probes) as runner:
         result = runner.run_episode(LIFT, log)
-    return result, log.records
+        made = runner.model_calls_by_node
+    return {**result, "model_calls_by_node": made}, log.records
 
 
 @pytest.fixture(scope="module")
