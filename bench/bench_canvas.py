@@ -131,10 +131,10 @@ def bench_validation(n_nodes: int, repeats: int) -> dict:
 
 def bench_seed_validation(repeats: int):
     """The real BabyAI seed graph, for comparison (None if absent)."""
-    from harness import SEEDS_DIR
+    from harness.executor_api import seed_graph_path
     from harness.canvas.graph import load_graph
 
-    path = SEEDS_DIR / "babyai" / "graph.json"
+    path = seed_graph_path("babyai")
     if not path.exists():
         return None
     graph = load_graph(path)
@@ -201,7 +201,7 @@ def main() -> None:
 
     if seed_row:
         n, p50, p95 = seed_row
-        print(f"  {f'seeds/babyai graph ({n} nodes)':<32}{p50:>10.3f}{p95:>10.3f}")
+        print(f"  {f'executors/babyai/seeds/babyai graph ({n} nodes)':<32}{p50:>10.3f}{p95:>10.3f}")
 
     r = bench_runtime(args.nodes, args.ticks)
     per_rt = r["runtime_s"] / r["firings"] * 1e6

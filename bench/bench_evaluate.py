@@ -2,7 +2,7 @@
 
     python bench/bench_evaluate.py [--episodes 100] [--overhead-episodes 30]
 
-1. The search tier (first N episodes, default all 100) of seeds/babyai with 1
+1. The search tier (first N episodes, default all 100) of executors/babyai/seeds/babyai with 1
    and with 2 worker processes (cache off, per-episode logs on, as in a real
    evaluation): wall times and the speed-up (target >= 1.7x on 2 cores).
 2. The same agent run three ways in this process on the same episodes: the
@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-SEED = ROOT / "seeds" / "babyai"
+SEED = ROOT / "executors" / "babyai" / "seeds" / "babyai"
 
 
 def bench_workers(n_episodes: int | None) -> dict:
@@ -146,7 +146,7 @@ def main() -> None:
           f"load average before: {os.getloadavg()[0]:.2f}")
     w = bench_workers(args.episodes)
     speedup = w[1]["wall"] / w[2]["wall"]
-    print(f"\n== search tier, seeds/babyai, {w[1]['n']} episodes (cache off, logs on) ==")
+    print(f"\n== search tier, executors/babyai/seeds/babyai, {w[1]['n']} episodes (cache off, logs on) ==")
     print(f"{'workers':>8} {'wall s':>8} {'success':>8} {'sum of episode s':>17} {'load avg after':>15}")
     for k in (1, 2):
         print(f"{k:>8} {w[k]['wall']:>8.2f} {w[k]['sr']:>8.2%} {w[k]['episode_sum']:>17.2f} {w[k]['load']:>15.2f}")

@@ -6,4 +6,3 @@ __version__ = "0.1.0"
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS_DIR = PROJECT_ROOT / "schemas"
-SEEDS_DIR = PROJECT_ROOT / "seeds"

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:

@@ -1,23 +1,28 @@
-"""BabyAI (minigrid) executor: simulator node, search alphabet, oracle, profile.
+"""BabyAI (minigrid) executor: simulator node, search alphabet, oracle, profile, seeds.
+
+This module only declares the executor (`EXECUTOR`, published under the
+`architect.executors` entry-point group); it imports nothing of minigrid.
+The node types register when `executors.babyai.node_types` is imported.
 
 Explicit STOP: minigrid reads BABYAI_DONE_ACTIONS when its BabyAI verifier
-module is first imported, so it is set here, before anything imports it. If
-the verifier was imported earlier in this process (a test, a notebook), its
-module flag is switched on instead, with a warning: the flag is read on every
-`verify` call, and BabyAI envs in this process are ours.
+module is first imported, so it is set here, before any submodule imports it.
 """
 
 import os
-import warnings
+
+from harness.executor_api import ExecutorSpec
 
 os.environ["BABYAI_DONE_ACTIONS"] = "1"
 
-from executors.babyai import envs  # noqa: E402
-
-if not envs.explicit_stop_active():
-    envs.force_explicit_stop()
-    warnings.warn("minigrid's BabyAI verifier was imported before executors.babyai; "
-                  "explicit STOP (done actions) was switched on afterwards", RuntimeWarning, stacklevel=2)
-
-from executors.babyai.nodes import control, exploration, language, memory, perception, simulator  # noqa: E402,F401
-from executors.babyai.oracle import oracle  # noqa: E402,F401
+EXECUTOR = ExecutorSpec(
+    name="babyai",
+    package="executors.babyai",
+    node_modules=("executors.babyai.node_types",),
+    episode_keys=("level", "seed"),
+    metrics={"success_rate": "higher", "steps": "lower", "reward": "higher", "path_efficiency": "higher"},
+    primary_metric="success_rate",
+    seeds={"babyai": "seeds/babyai", "babyai-llm": "seeds/babyai-llm"},
+    tier_expander="executors.babyai.tiers:expand_tier",
+    optional_dependencies=("openpi_client",),
+    oracle="executors.babyai.oracle:oracle",
+)

@@ -18,6 +18,7 @@ import contextlib
 import io
 import os
 import types
+import warnings
 
 import gymnasium as gym
 
@@ -37,6 +38,12 @@ def force_explicit_stop() -> None:
     """For a verifier imported before BABYAI_DONE_ACTIONS was set: `verify` reads
     this module global at call time."""
     V.use_done_actions = "1"
+
+
+if not explicit_stop_active():
+    force_explicit_stop()
+    warnings.warn("minigrid's BabyAI verifier was imported before executors.babyai; "
+                  "explicit STOP (done actions) was switched on afterwards", RuntimeWarning, stacklevel=2)
 
 
 def make_env(level: str):

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 from executors.manipulation import subgoals
-from harness.models.loopback_server import LoopbackServer
+from harness.testing.loopback_server import LoopbackServer
 
 LMP_MODEL = "scripted-voxposer-lmps"
 PLANNER_MODEL = "scripted-subgoal-planner"

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-from harness.canvas.registry import Node, Registry, node_type
+from harness.canvas.node import Node
 
-_CORE: list[tuple[str, dict, type]] = []
+# (type name, node_type() keyword arguments, class); the default registry registers them.
+CORE_TYPES: list[tuple[str, dict, type]] = []
 
 
 def _core(name: str, **spec):
     def decorate(cls):
-        _CORE.append((name, spec, cls))
+        CORE_TYPES.append((name, spec, cls))
         return cls
     return decorate
-
-
-def register_into(registry: Registry) -> None:
-    """Register every core type into `registry` (the default registry calls this)."""
-    for name, spec, cls in _CORE:
-        if registry.get(name) is None or registry.get(name).cls is not cls:
-            node_type(name, registry=registry, **spec)(cls)
 
 
 @_core("core.Constant",

@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.schemas import validate_instance
 
 COMPOSITE_TYPE = "composite"

@@ -19,7 +19,7 @@ import jsonpatch
 import jsonpointer
 
 from harness.canvas.graph import COMPOSITE_TYPE, split_endpoint
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.schemas import iter_subschema_errors
 
 RFC6902_OPS = {"add", "remove", "replace", "move", "copy", "test"}

@@ -23,7 +23,7 @@ from harness.canvas.context import REDUCER_FUNCS, BudgetExceeded, Context, Episo
 from harness.canvas.episode_log import EpisodeLog
 from harness.canvas.graph import flatten, split_endpoint
 from harness.canvas.registry import Node, Registry, for_graph
-from harness.cli.output import UserError
+from harness.errors import UserError
 
 TERMINATIONS = ("success", "sim_done", "max_steps", "max_ticks", "wall_time", "model_calls",
                 "tokens", "node_error", "no_action")

@@ -12,15 +12,9 @@ from typing import Any, NoReturn
 
 import click
 
+from harness.errors import UserError
 
-class UserError(Exception):
-    """Bad input from the user: reported as a one-line message, no traceback."""
-
-    def __init__(self, message: str, *, details: Any = None, exit_code: int = 2):
-        super().__init__(message)
-        self.message = message
-        self.details = details
-        self.exit_code = exit_code
+__all__ = ["UserError", "emit", "fail"]
 
 
 def emit(payload: dict[str, Any], as_json: bool, human: str | None = None) -> None:

@@ -45,9 +45,10 @@ def _runs_dir(runs_dir: Path | None) -> Path:
 
 @click.command("init")
 @click.argument("variant")
-@click.argument("executor")
+@click.argument("executor")  # an executor name or one of its seed names
 @click.option("--run-id", default=None, help="Name of the run folder (default: <variant>-<executor>-<UTC time>).")
-@click.option("--max-iterations", type=int, default=None, help="Cap on committed iterations after iteration 0 (default 20).")
+@click.option("--max-iterations", type=int, default=None,
+              help="Cap on committed iterations after iteration 0 (default: the variant's cap, see docs/contracts.md).")
 @click.option("--max-skips", type=int, default=None, help="Stop after this many consecutive discarded attempts (default 10).")
 @click.option("--smoke-episodes", type=click.IntRange(min=1), default=None, help="Use only the first N smoke episodes (cheap runs).")
 @click.option("--eval-episodes", type=click.IntRange(min=1), default=None, help="Use only the first N performance-tier episodes (cheap runs).")
@@ -58,14 +59,14 @@ def _runs_dir(runs_dir: Path | None) -> Path:
 def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episodes, eval_episodes, seed, runs_dir, as_json):
     """Create a run directory (its own git repository) for VARIANT on EXECUTOR.
 
-    Iteration 0 is the executor's seed candidate (seeds/<executor>/), smoke- and
-    performance-evaluated and committed. Prints the run path."""
-    from harness.rundir.create import DEFAULT_MAX_ITERATIONS, DEFAULT_MAX_SKIPS, init_run
+    EXECUTOR is an executor (its default seed) or a seed name (e.g. babyai-llm);
+    `architect executors` lists both. Iteration 0 is that seed candidate, smoke-
+    and performance-evaluated and committed. Prints the run path."""
+    from harness.rundir.create import DEFAULT_MAX_SKIPS, init_run
     from harness.rundir.loop import Progress
-
     show = Progress(enabled=True)
     paths = init_run(variant, executor, runs_dir=_runs_dir(runs_dir), run_id=run_id,
-                     max_iterations=DEFAULT_MAX_ITERATIONS if max_iterations is None else max_iterations,
+                     max_iterations=max_iterations,
                      max_skips=DEFAULT_MAX_SKIPS if max_skips is None else max_skips,
                      smoke_episodes=smoke_episodes, eval_episodes=eval_episodes, seed=seed, say=show.say)
     emit({"ok": True, "run": str(paths.root), "run_id": paths.run_id}, as_json, human=str(paths.root))
@@ -248,7 +249,8 @@ def rerun_cmd(run, iteration, times, runs_dir, as_json):
 @click.option("--resume", is_flag=True,
               help="Continue a run after a crash, a STOP file or a cap (default: the latest run of VARIANT on EXECUTOR).")
 @click.option("--seed", type=int, default=None, help="Seed of the random proposer (default 0; stored in the manifest).")
-@click.option("--max-iterations", type=int, default=None, help="Cap stored in a new run's manifest (default: --iterations or 10).")
+@click.option("--max-iterations", type=int, default=None,
+              help="Cap stored in a new run's manifest (default: --iterations, else the variant's cap).")
 @click.option("--max-skips", type=int, default=None, help="Consecutive discarded attempts that stop a new run (default 10).")
 @click.option("--smoke-episodes", type=click.IntRange(min=1), default=None, help="New run: use only the first N smoke episodes.")
 @click.option("--eval-episodes", type=click.IntRange(min=1), default=None, help="New run: use only the first N performance episodes.")
@@ -260,25 +262,28 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
     """Drive the search: stage -> propose -> check -> smoke -> evaluate ->
     commit/discard, with live progress on stderr, ending with a summary table.
 
-    Only the `random` variant runs here (fully offline). The model-driven
-    variants (adas, aflow, kdloop) are driven by the Claude Code skill
-    /architect:loop, which calls the same stage/check/commit commands."""
+    Runs here: every variant with an offline proposer (e.g. `random`). The
+    model-driven variants (adas, aflow, kdloop) are driven by the Claude Code
+    skill /architect:loop, which calls the same stage/check/commit commands."""
+    from harness.executor_api import resolve_seed
     from harness.rundir.create import DEFAULT_MAX_SKIPS, init_run
     from harness.rundir.display import ledger_table
     from harness.rundir.layout import resolve_run
     from harness.rundir.loop import Progress, run_loop
-    from harness.variants import OFFLINE_VARIANTS
+    from harness.variant_api import find_variant, offline_variants
 
-    if variant not in OFFLINE_VARIANTS:
+    spec = find_variant(variant)
+    if spec.offline_proposer is None:
         raise UserError(
             f"variant {variant!r} is model-driven: run it from Claude Code with `/architect:loop {variant} {executor}` "
             f"(the skill calls architect stage/check/smoke/evaluate/commit); `architect loop` runs only "
-            f"{', '.join(OFFLINE_VARIANTS)} offline")
+            f"{', '.join(offline_variants())} offline")
+    executor_spec, seed_candidate = resolve_seed(executor)
     show = Progress(enabled=True)
     base = _runs_dir(runs_dir)
     if resume:
         if not run_id:
-            run_id = _latest_run(base, variant, executor)
+            run_id = _latest_run(base, variant, executor_spec.name, seed_candidate)
             if run_id is None:
                 raise UserError(f"--resume: no {variant} run on {executor} under {base}; name one with --run-id")
             show.say(f"resuming the latest {variant} run on {executor}: {run_id}")
@@ -290,7 +295,7 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
         if run_id and (base / run_id).exists():
             raise UserError(f"{base / run_id} already exists: pass --resume to continue it, or another --run-id")
     if paths is None:
-        cap = max_iterations if max_iterations is not None else (iterations if iterations is not None else 10)
+        cap = max_iterations if max_iterations is not None else (iterations if iterations is not None else spec.max_iterations)
         paths = init_run(variant, executor, runs_dir=base, run_id=run_id, max_iterations=cap,
                          max_skips=DEFAULT_MAX_SKIPS if max_skips is None else max_skips,
                          smoke_episodes=smoke_episodes, eval_episodes=eval_episodes,
@@ -300,10 +305,11 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
         from harness.rundir.records import read_record
 
         manifest = read_record("manifest", paths.manifest)
-        if (manifest["variant"], manifest["executor"]) != (variant, executor):
+        found = (manifest["variant"], manifest["executor"], manifest.get("seed_candidate", manifest["executor"]))
+        if found != (variant, executor_spec.name, seed_candidate):
             raise UserError(f"run {paths.run_id} is {manifest['variant']} on {manifest['executor']}, "
                             f"not {variant} on {executor}")
-    result = run_loop(paths, target=iterations, seed=seed, show=show)
+    result = run_loop(paths, target=iterations, seed=seed, show=show, propose=spec.proposer())
     table = _render(ledger_table(result["rows"], title=f"run {result['run_id']} — stopped: {result['stop_reason']}"))
     summary = {"ok": True, "run": result["run"], "run_id": result["run_id"], "stop_reason": result["stop_reason"],
                "state": result["state"], "rows": result["rows"]}
@@ -312,17 +318,18 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
     emit(summary, as_json, human=f"{table}\nrun: {result['run']}")
 
 
-def _latest_run(base: Path, variant: str, executor: str) -> str | None:
-    """The most recently created run of this variant on this executor."""
-    import json
+def _latest_run(base: Path, variant: str, executor: str, seed_candidate: str) -> str | None:
+    """The most recently created run of this variant on this executor's seed."""
+    from harness.rundir.records import read_record
 
     found = []
     for manifest in base.glob("*/manifest.json"):
         try:
-            data = json.loads(manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = read_record("manifest", manifest)
+        except UserError:
             continue
-        if data.get("variant") == variant and data.get("executor") == executor:
+        if (data["variant"], data["executor"], data.get("seed_candidate", data["executor"])) == \
+                (variant, executor, seed_candidate):
             found.append((str(data.get("created", "")), manifest.parent.name))
     return max(found)[1] if found else None
 

@@ -60,14 +60,15 @@ def fitness_cmd(run, staging, seed, as_json):
     """
     from harness.fileio import write_json_atomic
     from harness.rundir.layout import resolve_run, resolve_staging
-    from harness.variants.fitness import fitness_for, manifest
+    from harness.rundir.records import read_manifest
+    from harness.variants.fitness import fitness_for
 
     paths = resolve_run(run)
     folder = resolve_staging(paths, staging)
     metrics_path = folder / "eval" / "metrics.json"
     if not metrics_path.is_file():
         raise UserError(f"{metrics_path}: missing; run `architect evaluate {run} {staging}` first")
-    man = manifest(paths)
+    man = read_manifest(paths)
     result = fitness_for(man["variant"], json.loads(metrics_path.read_text(encoding="utf-8")), seed=seed,
                          primary_metric=man.get("profiles", {}).get("primary_metric"))
     result["staging"] = str(folder)
@@ -165,13 +166,15 @@ def aflow_select(run, seed, iteration, as_json):
     """
     from harness.rundir.layout import resolve_run
     from harness.variants import aflow
-    from harness.variants.fitness import manifest
+    from harness.rundir.records import read_manifest
 
     paths = resolve_run(run)
     if seed is None:
-        seed = manifest(paths).get("seed") or 0
+        seed = read_manifest(paths).get("seed") or 0
     if iteration is None:
-        iteration = json.loads(paths.state.read_text(encoding="utf-8"))["next_iteration"]
+        from harness.rundir import state
+
+        iteration = state.read(paths)["next_iteration"]
     result = aflow.select_parent(aflow.run_scores_percent(paths), seed=seed, iteration=iteration)
     emit(result, as_json, f"parent: {result['parent']}")
 
@@ -439,13 +442,13 @@ def random_propose(run, staging, seed, as_json):
     its proposal.md (the same proposer `architect loop random` uses)."""
     from harness.rundir.layout import resolve_run, resolve_staging
     from harness.rundir.ledger import read_rows
-    from harness.variants.fitness import manifest
+    from harness.rundir.records import read_manifest
     from harness.variants.random_proposer import propose_into
 
     paths = resolve_run(run)
     folder = resolve_staging(paths, staging)
     if seed is None:
-        seed = manifest(paths).get("seed") or 0
+        seed = read_manifest(paths).get("seed") or 0
     result = propose_into(folder, seed, attempt=len(read_rows(paths.ledger)))
     payload = {"staging": str(folder), "description": result.description, "axes": result.axes,
                "move": result.move, "tries": result.tries, "patch": result.patch}

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.canvas.graph import load_graph
-from harness.cli.output import UserError
+from harness.canvas.graph import load_graph, resolve_graph_path
+from harness.errors import UserError
 
 
 @dataclass
@@ -18,18 +18,6 @@ class Candidate:
     executor: Any  # executors.Executor
     hash: str
     graph_hash: str
-
-
-def resolve_graph_path(candidate: Path) -> Path:
-    candidate = Path(candidate)
-    if candidate.is_dir():
-        path = candidate / "graph.json"
-        if not path.is_file():
-            raise UserError(f"{candidate}: candidate folder has no graph.json")
-        return path
-    if candidate.is_file():
-        return candidate
-    raise UserError(f"{candidate}: no such candidate (expected a graph.json or a folder holding one)")
 
 
 def load_candidate(candidate: Path) -> Candidate:

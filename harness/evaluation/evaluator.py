@@ -9,7 +9,7 @@ import os
 import time
 from pathlib import Path
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.fileio import write_json_atomic
 from harness.evaluation.cache import ResultCache, code_fingerprint
 from harness.evaluation.candidate import Candidate, load_candidate

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.models.request import BackendResult, CassetteMiss, ModelRequest
 from harness.schemas import validate_instance
 

@@ -15,15 +15,14 @@ from typing import Any
 import yaml
 
 from harness import PROJECT_ROOT
-from harness.cli.output import UserError
+from harness.errors import InferenceProfileError
 from harness.schemas import iter_schema_errors, load_schema
 
 SCHEMA_NAME = "inference_profile"
 DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 
-class ProfileError(UserError):
-    """A profile file is missing, malformed or has a bad key."""
+ProfileError = InferenceProfileError  # this module's name for it
 
 
 @dataclass(frozen=True)

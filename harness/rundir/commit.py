@@ -10,7 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.rundir import gitops, journal, ledger, proposal, state, tiers, whitelist
 from harness.fileio import read_json, write_json_atomic, write_text_atomic
 from harness.rundir.records import now_iso

@@ -10,13 +10,12 @@ import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.rundir import gitops, ledger, proposal, state, tiers
 from harness.fileio import write_json_atomic, write_text_atomic
 from harness.rundir.layout import GITIGNORE, RUN_ID_PATTERN, RunPaths
 from harness.rundir.records import now_iso, write_record
 
-DEFAULT_MAX_ITERATIONS = 20
 DEFAULT_MAX_SKIPS = 10
 
 GOAL = """# Goal
@@ -41,27 +40,33 @@ def new_run_id(variant: str, executor: str, runs_dir: Path) -> str:
     return run_id
 
 
-def init_run(variant: str, executor_name: str, *, runs_dir: Path, run_id: str | None = None,
-             max_iterations: int = DEFAULT_MAX_ITERATIONS, max_skips: int = DEFAULT_MAX_SKIPS,
+def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str | None = None,
+             max_iterations: int | None = None, max_skips: int = DEFAULT_MAX_SKIPS,
              smoke_episodes: int | None = None, eval_episodes: int | None = None,
              seed: int | None = None, progress: bool = False, say=lambda msg: None) -> RunPaths:
-    from executors import load_executor
+    from harness.executor_api import load_executor, resolve_seed
+    from harness.variant_api import find_variant
 
+    variant_spec = find_variant(variant)  # an unknown variant is refused with the known ones
+    if max_iterations is None:
+        max_iterations = variant_spec.max_iterations
     if run_id is not None and not RUN_ID_PATTERN.match(run_id):
         raise UserError(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-' (not starting with a dot)")
     if max_iterations < 0 or max_skips < 1:
         raise UserError("--max-iterations must be >= 0 and --max-skips >= 1")
+    spec, seed_candidate = resolve_seed(executor_or_seed)
+    executor_name = spec.name
     try:
         executor = load_executor(executor_name)
     except UserError:
         raise
     except Exception as exc:
-        raise UserError(f"unknown executor {executor_name!r}: {exc}") from None
-    seed_dir = Path(executor.seed_dir)
+        raise UserError(f"executor {executor_name!r} cannot be loaded: {type(exc).__name__}: {exc}") from None
+    seed_dir = spec.seed_dir(seed_candidate)
     if not (seed_dir / "graph.json").is_file():
-        raise UserError(f"executor {executor_name!r} has no seed candidate ({seed_dir}/graph.json missing)")
+        raise UserError(f"seed {seed_candidate!r} of executor {executor_name!r} has no graph.json ({seed_dir})")
     runs_dir = Path(runs_dir)
-    run_id = run_id or new_run_id(variant, executor_name, runs_dir)
+    run_id = run_id or new_run_id(variant, seed_candidate, runs_dir)
     target = runs_dir / run_id
     if target.exists():
         raise UserError(f"{target} already exists: choose another --run-id (or resume it with `architect loop --resume`)")
@@ -70,7 +75,7 @@ def init_run(variant: str, executor_name: str, *, runs_dir: Path, run_id: str | 
     _remove_abandoned_builds(runs_dir, run_id)
     build = runs_dir / f".init-{run_id}-{os.getpid()}"
     try:
-        _build(RunPaths(build), variant, executor_name, seed_dir, profile, run_id, max_iterations, max_skips,
+        _build(RunPaths(build), variant, executor_name, seed_candidate, seed_dir, profile, run_id, max_iterations, max_skips,
                smoke_episodes, eval_episodes, seed, progress, say)
         try:
             build.rename(target)
@@ -96,7 +101,7 @@ def _remove_abandoned_builds(runs_dir: Path, run_id: str) -> None:
             pass  # alive, someone else's
 
 
-def _build(paths, variant, executor_name, seed_dir, profile, run_id, max_iterations, max_skips,
+def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run_id, max_iterations, max_skips,
            smoke_episodes, eval_episodes, seed, progress, say) -> None:
     paths.root.mkdir(parents=True)
     gitops.init(paths.root)
@@ -124,6 +129,7 @@ def _build(paths, variant, executor_name, seed_dir, profile, run_id, max_iterati
         "caps": {"max_iterations": max_iterations, "max_consecutive_skips": max_skips,
                  "smoke_episodes": smoke_episodes, "eval_episodes": eval_episodes},
         "created": now_iso(),
+        "seed_candidate": seed_candidate,
     }
     write_record("manifest", paths.manifest, manifest)
     write_text_atomic(paths.goal, GOAL.format(metric=manifest["profiles"]["primary_metric"], executor=executor_name,
@@ -131,7 +137,7 @@ def _build(paths, variant, executor_name, seed_dir, profile, run_id, max_iterati
     write_text_atomic(paths.understanding, "# Understanding\n\n(what the search has learned about this executor)\n")
     write_text_atomic(paths.memory / ".keep", "")
     proposal.write(iteration0 / "proposal.md", {"description": "seed candidate", "axes": [], "parent": None},
-                   f"\nThe seed candidate of executor {executor_name}, copied from {seed_dir}.\n")
+                   f"\nThe seed candidate {seed_candidate} of executor {executor_name}.\n")
     caps = manifest["caps"]
     say("iteration 0: smoke tier")
     smoke = tiers.run_tier(candidate, iteration0 / "smoke", kind="smoke", tier=smoke_tier,

@@ -7,7 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 
 TRAILER = "Architect-Iteration"
 # How long to wait for a git process orphaned by a killed parent before its

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 
 RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 STAGING_NAME = re.compile(r"^(?P<iteration>\d+)(?:-(?P<slot>[A-Za-z0-9_]+))?$")

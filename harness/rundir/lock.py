@@ -8,7 +8,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 
 
 class RunBusy(UserError):

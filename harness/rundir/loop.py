@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.rundir import ledger, state
 from harness.rundir.check import run_check
 from harness.rundir.commit import commit, discard
@@ -72,10 +72,9 @@ def attempt_once(run: Run, seed: int | None, show: Progress, propose) -> dict:
     return commit(run, staging, proposal.description)
 
 
-def run_loop(paths: RunPaths, *, target: int | None, seed: int | None, show: Progress, propose=None) -> dict:
-    """Drive the loop under the run lock; always records why it ended."""
-    if propose is None:
-        from harness.variants.random_proposer import propose_into as propose
+def run_loop(paths: RunPaths, *, target: int | None, seed: int | None, show: Progress, propose) -> dict:
+    """Drive the loop under the run lock with the variant's offline proposer
+    (`propose(staging, seed, attempt, seen)`); always records why it ended."""
     with run_lock(paths.lock):
         for action in recover(paths):
             show.say(f"[yellow]recovered:[/] {action}")

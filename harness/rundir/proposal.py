@@ -6,12 +6,12 @@ from pathlib import Path
 
 import yaml
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.fileio import write_text_atomic
-from harness.schemas import validate_instance
+from harness.schemas import load_schema, validate_instance
 
-AXES = ["observation", "memory/state", "planning", "prompt", "control/action gating",
-        "stopping", "exploration", "topology", "model configuration"]
+# The intervention axes, defined once: the enum of schemas/proposal_front_matter.schema.json.
+AXES: tuple[str, ...] = tuple(load_schema("proposal_front_matter")["properties"]["axes"]["items"]["enum"])
 PLACEHOLDER = "(one line: what this iteration changes)"
 
 

@@ -1,4 +1,8 @@
-"""Schema-checked reading and writing of the run's JSON records."""
+"""Schema-checked reading and writing of the run's JSON records.
+
+The run directory's readers: `read_manifest`, `read_iteration_metrics` and
+`committed_iterations` here, `state.read` (state.json) and `ledger.read_rows`
+(ledger.jsonl). Nothing else parses those files."""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.fileio import write_json_atomic
 from harness.schemas import validate_instance
 
@@ -37,3 +41,25 @@ def read_record(schema: str, path: Path) -> dict:
 def write_record(schema: str, path: Path, obj: dict) -> None:
     check_record(schema, obj, path)
     write_json_atomic(path, obj)
+
+
+def read_manifest(paths) -> dict:
+    """manifest.json of a run (`paths`: a RunPaths)."""
+    return read_record("manifest", paths.manifest)
+
+
+def read_metrics(path: Path) -> dict | None:
+    """A tier's metrics.json, or None when the tier was not evaluated."""
+    return read_record("metrics", path) if path.is_file() else None
+
+
+def read_iteration_metrics(paths, iteration: int) -> dict | None:
+    """The performance-tier metrics of a committed iteration, or None."""
+    return read_metrics(paths.iteration(iteration) / "eval" / "metrics.json")
+
+
+def committed_iterations(paths) -> list[int]:
+    """Iteration numbers with a committed folder, ascending."""
+    if not paths.iterations.is_dir():
+        return []
+    return sorted(int(p.name) for p in paths.iterations.iterdir() if p.is_dir() and p.name.isdigit())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shutil
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.rundir import gitops, journal, ledger, state
 from harness.fileio import write_text_atomic
 from harness.rundir.layout import RunPaths

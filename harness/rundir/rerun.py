@@ -6,7 +6,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.rundir import gitops, tiers
 from harness.fileio import read_json, write_json_atomic
 from harness.rundir.records import now_iso

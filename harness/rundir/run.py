@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.rundir import ledger, state
 from harness.fileio import read_json
 from harness.rundir.layout import RunPaths, resolve_run, resolve_staging

@@ -6,7 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.rundir import proposal
 from harness.fileio import write_json_atomic
 from harness.rundir.layout import STAGING_NAME

@@ -8,7 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.fileio import read_json, write_json_atomic
 
 VERDICT = "verdict.json"

@@ -12,19 +12,21 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.fileio import write_json_atomic, write_text_atomic
 from harness.rundir.layout import RunPaths
 from harness.fileio import read_jsonl
+from harness.rundir.records import committed_iterations, read_iteration_metrics, read_manifest
 from harness.variants.fitness import (
     bootstrap_ci,
-    committed_iterations,
     committed_rows,
     episode_scores,
-    iteration_metrics,
-    manifest,
     read_proposal,
 )
+from harness.variant_api import VariantSpec
+
+VARIANT = VariantSpec(name="adas", skill=".claude/commands/architect/variants/adas.md", fitness="bootstrap",
+                      max_iterations=20)
 
 MAX_DEBUG_ATTEMPTS = 3
 REFLEXION_ROUNDS = 2
@@ -32,7 +34,7 @@ REFLEXION_ROUNDS = 2
 
 def archive_entries(paths: RunPaths, seed: int = 0) -> list[dict[str, Any]]:
     rows = committed_rows(paths)
-    primary = manifest(paths).get("profiles", {}).get("primary_metric")
+    primary = read_manifest(paths).get("profiles", {}).get("primary_metric")
     entries = []
     for iteration in committed_iterations(paths):
         folder = paths.iteration(iteration)
@@ -40,7 +42,7 @@ def archive_entries(paths: RunPaths, seed: int = 0) -> list[dict[str, Any]]:
         row = rows.get(iteration, {})
         graph_path = folder / "candidate" / "graph.json"
         graph = json.loads(graph_path.read_text(encoding="utf-8")) if graph_path.is_file() else None
-        metrics = iteration_metrics(paths, iteration)
+        metrics = read_iteration_metrics(paths, iteration)
         fitness = None
         if metrics is not None:
             try:

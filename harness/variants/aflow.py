@@ -14,10 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.fileio import write_json_atomic, write_text_atomic
 from harness.rundir.layout import RunPaths
-from harness.variants.fitness import committed_scores, ledger, read_proposal
+from harness.rundir.ledger import read_rows
+from harness.variants.fitness import committed_scores, read_proposal
+from harness.variant_api import VariantSpec
+
+VARIANT = VariantSpec(name="aflow", skill=".claude/commands/architect/variants/aflow.md", fitness="mean",
+                      max_iterations=20)
 
 TOP_K = 4
 ALPHA = 0.2
@@ -74,7 +79,7 @@ def experience(paths: RunPaths) -> dict[str, dict[str, Any]]:
     """Per parent: its score and the accepted (`success`) / rejected (`failure`) children."""
     scores = run_scores_percent(paths)
     table: dict[str, dict[str, Any]] = {}
-    for row in ledger(paths):
+    for row in read_rows(paths.ledger):
         parent = row.get("parent")
         if parent is None or row.get("iteration") == 0:
             continue
@@ -147,7 +152,7 @@ def normalise(text: str) -> str:
 def previous_modifications(paths: RunPaths, exclude_iteration: int | None = None) -> list[dict[str, Any]]:
     """Descriptions of every earlier attempt (ledger) and committed proposal."""
     seen = []
-    for row in ledger(paths):
+    for row in read_rows(paths.ledger):
         if row.get("iteration") == 0 or not row.get("description"):
             continue
         seen.append({"iteration": row["iteration"], "status": row.get("status"), "description": row["description"]})

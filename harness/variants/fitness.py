@@ -1,24 +1,21 @@
 """Fitness conversions: neutral evaluation results → each variant's score.
 
-Also the few read-only views of a run that every variant helper needs (the
-ledger, committed iterations, their proposals and per-episode scores), read
-straight from the documented run-directory files.
+Also the few views of a run that every variant helper needs (committed rows
+and scores, proposals), built on harness.rundir's readers.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.rundir.layout import RunPaths
-from harness.rundir.proposal import AXES as PROPOSAL_AXES
-
-AXES = tuple(PROPOSAL_AXES)  # the intervention axes of proposal.md front matter
+from harness.rundir.ledger import read_rows
+from harness.rundir.records import committed_iterations, read_iteration_metrics
 
 BOOTSTRAP_RESAMPLES = 100_000
 # Rows of resampled indices drawn at once: bounds memory at ~chunk × n integers.
@@ -161,7 +158,9 @@ def fitness_for(variant: str, metrics: dict[str, Any], *, seed: int = 0,
         "mean": mean,
         "score_percent": round(mean * 100.0, 4),
     }
-    if variant in ("adas", "kdloop"):
+    from harness.variant_api import find_variant
+
+    if find_variant(variant).fitness == "bootstrap":
         ci = bootstrap_ci(scores, seed=seed)
         result["bootstrap"] = ci.to_dict()
         result["text"] = ci.text()
@@ -173,41 +172,16 @@ def fitness_for(variant: str, metrics: dict[str, Any], *, seed: int = 0,
 # --------------------------------------------------------------------------- run views
 
 
-def ledger(paths: RunPaths) -> list[dict[str, Any]]:
-    """Schema-checked ledger rows (harness.rundir's reader)."""
-    from harness.rundir.ledger import read_rows
-
-    return read_rows(paths.ledger)
-
-
-def manifest(paths: RunPaths) -> dict[str, Any]:
-    return json.loads(paths.manifest.read_text(encoding="utf-8"))
-
-
 def committed_rows(paths: RunPaths) -> dict[int, dict[str, Any]]:
     """Committed ledger rows by iteration (iteration 0 included)."""
-    return {row["iteration"]: row for row in ledger(paths) if row.get("status") == "committed"}
-
-
-def committed_iterations(paths: RunPaths) -> list[int]:
-    """Iteration numbers with a committed folder, ascending."""
-    if not paths.iterations.is_dir():
-        return []
-    return sorted(int(p.name) for p in paths.iterations.iterdir() if p.is_dir() and p.name.isdigit())
-
-
-def iteration_metrics(paths: RunPaths, iteration: int) -> dict[str, Any] | None:
-    path = paths.iteration(iteration) / "eval" / "metrics.json"
-    if not path.is_file():
-        return None
-    return json.loads(path.read_text(encoding="utf-8"))
+    return {row["iteration"]: row for row in read_rows(paths.ledger) if row.get("status") == "committed"}
 
 
 def iteration_score(paths: RunPaths, iteration: int, row: dict[str, Any] | None = None) -> float | None:
     """Mean primary score (fraction) of a committed iteration: ledger first, else metrics."""
     if row and isinstance(row.get("primary"), dict) and isinstance(row["primary"].get("mean"), (int, float)):
         return float(row["primary"]["mean"])
-    metrics = iteration_metrics(paths, iteration)
+    metrics = read_iteration_metrics(paths, iteration)
     return primary_mean(metrics) if metrics else None
 
 

@@ -13,19 +13,23 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.fileio import write_text_atomic
 from harness.rundir.layout import RunPaths
 from harness.rundir.records import read_record
 from harness.schemas import validate_instance
 from harness.fileio import read_jsonl
 from harness.variants.fitness import (
-    AXES,
     committed_rows,
     committed_scores,
     primary_mean,
     staging_iteration,
 )
+from harness.rundir.proposal import AXES
+from harness.variant_api import VariantSpec
+
+VARIANT = VariantSpec(name="kdloop", skill=".claude/commands/architect/variants/kdloop.md", fitness="bootstrap",
+                      max_iterations=10)
 
 MAX_SPECS = 3
 HEARTBEAT = 3

@@ -24,9 +24,13 @@ from harness.canvas.hashing import graph_hash
 from harness.canvas.patch import PatchError, apply_patch
 from harness.canvas.registry import COMPOSITE_TYPE, for_graph
 from harness.canvas.validate import validate_graph
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.rundir import proposal as proposal_md
 from harness.fileio import write_json_atomic
+from harness.variant_api import VariantSpec
+
+VARIANT = VariantSpec(name="random", skill=".claude/commands/architect/variants/random.md", fitness="mean",
+                      max_iterations=10, offline_proposer="harness.variants.random_proposer:propose_into")
 
 MOVES = ("swap", "set_config", "add_node", "remove_node", "rewire")
 MAX_TRIES = 200

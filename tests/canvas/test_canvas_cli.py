@@ -138,7 +138,7 @@ def test_nodes_lists_the_alphabet():
     code, out = cli("nodes")
     assert code == 0 and "core.Gate" in out
     code, out = cli("nodes", "--executor", "nope")
-    assert code == 2 and "executor 'nope' not found" in out
+    assert code == 2 and "unknown executor 'nope'" in out
 
 
 def test_every_command_has_help():

@@ -1,13 +1,17 @@
-"""Record tests/cassettes/babyai_llm_smoke.jsonl: the smoke tier of seeds/babyai-llm.
+"""Record tests/cassettes/babyai_llm_smoke.jsonl: the smoke tier of executors/babyai/seeds/babyai-llm.
 
 No real LLM is involved: the model calls go to a loopback server whose answers
-come from harness.models.scripted_planner (a deterministic scripted planner).
+come from harness.testing.scripted_planner (a deterministic scripted planner).
 The recording profile copies profiles/vllm-qwen.yaml (the seed's pinned
 profile) with only base_url changed, so the request hashes match the seed.
 Also writes babyai_llm_smoke.expected.json (per-episode results of the
 recording run) for the replay test to compare against.
 
-    python tests/cassettes/record_babyai_llm_smoke.py
+With --init it records tests/cassettes/babyai_llm_init.jsonl instead: the
+smoke and search tiers, every episode `architect init <variant> babyai-llm`
+evaluates, answered by the same scripted planner (labelled so in each entry).
+
+    python tests/cassettes/record_babyai_llm_smoke.py [--init]
 """
 
 from __future__ import annotations
@@ -22,16 +26,18 @@ from pathlib import Path
 import yaml
 
 from harness import PROJECT_ROOT
-from harness.models.scripted_planner import planner_server
+from harness.testing.scripted_planner import planner_server
 
 HERE = Path(__file__).resolve().parent
 CASSETTE = HERE / "babyai_llm_smoke.jsonl"
 EXPECTED = HERE / "babyai_llm_smoke.expected.json"
-SEED = PROJECT_ROOT / "seeds" / "babyai-llm"
+INIT_CASSETTE = HERE / "babyai_llm_init.jsonl"
+SEED = PROJECT_ROOT / "executors" / "babyai" / "seeds" / "babyai-llm"
 RESULT_KEYS = ("episode_id", "success", "steps", "termination", "model_calls", "input_tokens", "output_tokens")
 
 
-def record(cassette: Path = CASSETTE, expected: Path = EXPECTED, workers: int = 1) -> dict:
+def record(cassette: Path = CASSETTE, expected: Path | None = EXPECTED, workers: int = 1,
+           tiers: tuple[str, ...] = ("smoke",)) -> dict:
     from harness.evaluation import evaluate
 
     with tempfile.TemporaryDirectory() as tmp, planner_server() as server:
@@ -48,11 +54,11 @@ def record(cassette: Path = CASSETTE, expected: Path = EXPECTED, workers: int = 
         os.environ["ARCHITECT_MODEL_MODE"] = "record"
         os.environ["ARCHITECT_CASSETTE"] = str(fresh)
         try:
-            metrics = evaluate(candidate, "smoke", workers=workers, use_cache=False, progress=False)
+            results = [evaluate(candidate, tier, workers=workers, use_cache=False, progress=False) for tier in tiers]
         finally:
             del os.environ["ARCHITECT_MODEL_MODE"], os.environ["ARCHITECT_CASSETTE"]
         entries = [json.loads(line) for line in fresh.read_text().splitlines()]
-    note = "scripted deterministic planner (harness.models.scripted_planner) on a loopback server; no real LLM"
+    note = "scripted deterministic planner (harness.testing.scripted_planner) on a loopback server; no real LLM"
     entries.sort(key=lambda e: e["key"])
     with cassette.open("w", encoding="utf-8") as fh:
         for entry in entries:
@@ -61,13 +67,17 @@ def record(cassette: Path = CASSETTE, expected: Path = EXPECTED, workers: int = 
             entry["response"]["request_id"] = None
             entry["recorded_at"] = "recorded by tests/cassettes/record_babyai_llm_smoke.py"
             fh.write(json.dumps(entry, sort_keys=True, ensure_ascii=False) + "\n")
-    summary = {"note": note, "tier": "smoke",
-               "episodes": [{k: ep.get(k) for k in RESULT_KEYS} for ep in metrics["episodes"]]}
-    expected.write_text(json.dumps(summary, indent=2) + "\n")
+    summary = {"note": note, "tier": tiers[0],
+               "episodes": [{k: ep.get(k) for k in RESULT_KEYS} for ep in results[0]["episodes"]]}
+    if expected is not None:
+        expected.write_text(json.dumps(summary, indent=2) + "\n")
     return summary
 
 
 if __name__ == "__main__":
-    out = record()
+    if "--init" in sys.argv[1:]:
+        out = record(cassette=INIT_CASSETTE, expected=None, workers=2, tiers=("smoke", "search"))
+    else:
+        out = record()
     json.dump(out, sys.stdout, indent=2)
     print()

@@ -164,9 +164,9 @@ def test_malformed_and_invalid_graphs_fail_before_any_worker(eval_env, tmp_path)
 
 
 def test_babyai_seed_gives_identical_results_with_one_and_two_workers(eval_env, tmp_path):
-    from harness import SEEDS_DIR
+    from harness.executor_api import seed_graph_path
 
-    one = evaluate(SEEDS_DIR / "babyai", "search", episodes=6, workers=1, use_cache=False, progress=False)
-    two = evaluate(SEEDS_DIR / "babyai", "search", episodes=6, workers=2, use_cache=False, progress=False)
+    one = evaluate(seed_graph_path("babyai").parent, "search", episodes=6, workers=1, use_cache=False, progress=False)
+    two = evaluate(seed_graph_path("babyai").parent, "search", episodes=6, workers=2, use_cache=False, progress=False)
     assert _stable(one) == _stable(two)
     assert one["complete"] and all(r["error"] is None for r in one["episodes"])

@@ -6,13 +6,13 @@ import json
 
 from click.testing import CliRunner
 
-from harness import SEEDS_DIR
+from harness.executor_api import seed_graph_path
 from harness.cli import main
 from harness.schemas import validate_instance
 
 
 def test_oracle_runs_the_same_episodes_and_is_never_cached(eval_env, tmp_path):
-    seed = SEEDS_DIR / "babyai"
+    seed = seed_graph_path("babyai").parent
     args = ["experiment", "run", str(seed), "--tier", "smoke", "--episodes", "2", "--workers", "1", "--json"]
     cand = json.loads(CliRunner().invoke(main, args + ["--out", str(tmp_path / "cand")]).stdout)
     first = CliRunner().invoke(main, args + ["--oracle", "--out", str(tmp_path / "oracle")])

@@ -6,6 +6,7 @@ import pytest
 from manipulation_kit import SEEDS
 
 from executors import load_executor
+from harness.executor_api import resolve_seed
 from harness.canvas.graph import load_graph
 from harness.canvas.validate import validate_graph
 
@@ -25,5 +26,5 @@ def test_seeds_validate_and_resolve_by_name(seed):
     graph = load_graph(SEEDS / seed / "graph.json")
     problems = [p for p in validate_graph(graph, candidate_dir=SEEDS / seed) if p.severity == "error"]
     assert problems == []
-    ex = load_executor(seed)
-    assert ex.name == "manipulation" and ex.seed_dir == SEEDS / seed
+    spec, name = resolve_seed(seed)
+    assert spec.name == "manipulation" and name == seed and spec.seed_dir(seed) == SEEDS / seed

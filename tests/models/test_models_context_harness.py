@@ -82,7 +82,7 @@ def test_check_runs_probes_in_a_limited_process(tmp_path):
 def test_the_seed_harness_passes_its_checks():
     from harness import PROJECT_ROOT
 
-    path = PROJECT_ROOT / "seeds" / "babyai-llm" / "build_context.py"
+    path = PROJECT_ROOT / "executors" / "babyai" / "seeds" / "babyai-llm" / "build_context.py"
     assert check_context_harness(path) == []
     text = load_context_harness(path)(PROBE_HISTORIES[1])
     assert text.startswith("Subgoals completed so far: 0")
@@ -96,7 +96,7 @@ def test_candidate_violations_cover_the_graphs_harness_files(tmp_path):
     from harness.models.candidate_checks import candidate_violations
 
     candidate = tmp_path / "candidate"
-    shutil.copytree(PROJECT_ROOT / "seeds" / "babyai-llm", candidate)
+    shutil.copytree(PROJECT_ROOT / "executors" / "babyai" / "seeds" / "babyai-llm", candidate)
     assert candidate_violations(candidate) == []
     graph = json.loads((candidate / "graph.json").read_text())
     graph["nodes"]["context"]["config"]["file"] = "harness/ctx.py"

@@ -13,7 +13,22 @@ from pathlib import Path
 from click.testing import CliRunner
 from skillpack import ARCHITECT, command_lines, split, substitute
 
+from harness.evaluation.records import episode_record, summarize
+from harness.rundir import state
 from harness.rundir.layout import RunPaths
+from harness.rundir.records import check_record, write_record
+
+SHA = "0" * 64
+
+
+def metrics_record(successes: list[bool], metric: str = "success") -> dict:
+    """A metrics.json that passes schemas/metrics.schema.json, built by the harness's own summarizer."""
+    episodes = [episode_record({"episode_id": str(i)}, {"success": ok, "termination": "success" if ok else "max_steps"})
+                for i, ok in enumerate(successes)]
+    return {"schema_version": 1, "tier": "search", "executor": "babyai", "oracle": False,
+            "candidate": {"path": "candidate/graph.json", "hash": SHA, "graph_hash": SHA},
+            **summarize(episodes, metric, []), "cached": 0, "workers": 1, "in_flight": 1, "wall_seconds": 0.0,
+            "graph": {}, "episodes": episodes}
 
 
 class FakeRun:
@@ -31,15 +46,17 @@ class FakeRun:
             "caps": {"max_iterations": 20, "max_consecutive_skips": 10},
             "created": "2026-01-01T00:00:00+00:00",
         }
-        (root / "manifest.json").write_text(json.dumps(manifest))
+        write_record("manifest", root / "manifest.json", manifest)
         self.rows: list[dict] = []
         self.next_iteration = 0
         self._write_state()
 
     def _write_state(self):
-        (self.root / "state.json").write_text(json.dumps({"next_iteration": max(self.next_iteration, 1)}))
+        state.write(self.paths, state.derive(self.rows))
 
     def _ledger(self):
+        for row in self.rows:
+            check_record("ledger_row", row, self.root / "ledger.jsonl")
         (self.root / "ledger.jsonl").write_text("".join(json.dumps(r) + "\n" for r in self.rows))
 
     def commit(self, successes: list[bool], *, parent=None, description="", axes=()):
@@ -49,11 +66,8 @@ class FakeRun:
         (folder / "eval").mkdir(parents=True)
         (folder / "candidate").mkdir()
         (folder / "candidate" / "graph.json").write_text(json.dumps({"name": f"g{it}", "nodes": {}}))
-        episodes = [{"episode_id": str(i), "success": s, "infra_error": None, "metrics": {}}
-                    for i, s in enumerate(successes)]
         mean = sum(successes) / len(successes)
-        (folder / "eval" / "metrics.json").write_text(json.dumps(
-            {"primary": {"metric": "success", "mean": mean, "n": len(successes)}, "episodes": episodes}))
+        write_record("metrics", folder / "eval" / "metrics.json", metrics_record(successes))
         front = {"description": description or f"iteration {it}", "axes": list(axes), "parent": parent}
         (folder / "proposal.md").write_text("---\n" + json.dumps(front) + "\n---\nrationale of " + str(it) + "\n")
         self.rows.append(self._row(it, parent, "committed", description or f"iteration {it}", axes, mean))
@@ -82,9 +96,7 @@ class FakeRun:
         (folder / "proposal.md").write_text(f"---\ndescription: {description}\naxes: []\nparent: 0\n---\nwhy\n")
         if successes is not None:
             (folder / "eval").mkdir()
-            (folder / "eval" / "metrics.json").write_text(json.dumps(
-                {"primary": {"metric": "success", "mean": sum(successes) / len(successes)},
-                 "episodes": [{"success": s, "infra_error": None} for s in successes]}))
+            write_record("metrics", folder / "eval" / "metrics.json", metrics_record(successes))
         return folder
 
 

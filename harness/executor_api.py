@@ -1,0 +1,330 @@
+"""The executor plug-in contract, discovery and loading (docs/contracts.md).
+
+An executor (the environment package: simulator node, node types, executor
+profile, seed candidates) publishes one `ExecutorSpec` under the entry-point
+group `architect.executors`:
+
+    [project.entry-points."architect.executors"]
+    babyai = "executors.babyai:EXECUTOR"
+
+The module named there must be light (no simulator, no numpy-heavy runtime):
+listing executors imports it. Node types register when `node_modules` are
+imported, which happens on first use of a `<name>.*` type; oracle and state
+renderer are "module:attr" strings loaded on first use.
+
+This module imports nothing heavy either (yaml and jsonschema only when an
+executor profile is read).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import threading
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable
+
+from harness.errors import ExecutorError, ExecutorProfileError
+
+ENTRY_POINT_GROUP = "architect.executors"
+METRIC_DIRECTIONS = ("higher", "lower")
+REINSTALL_HINT = "an executor registers through its package's entry points: re-run `pip install -e .` after adding one"
+
+
+def load_ref(ref: str) -> Any:
+    """Import `package.module:attribute`."""
+    module, _, attr = ref.partition(":")
+    value = importlib.import_module(module)
+    for part in attr.split(".") if attr else ():
+        value = getattr(value, part)
+    return value
+
+
+@dataclass(frozen=True)
+class DataRequirement:
+    """Data an executor needs beyond its Python dependencies (e.g. a dataset)."""
+
+    name: str
+    check: str  # "module:attr" of a no-argument callable: True when the data is present
+    fetch: str  # the shell command that fetches it
+
+    def present(self) -> bool:
+        try:
+            return bool(load_ref(self.check)())
+        except Exception:  # noqa: BLE001 - a failing check means "not present"
+            return False
+
+
+@dataclass(frozen=True)
+class ExecutorSpec:
+    """What an executor declares. Paths are relative to the package folder."""
+
+    name: str
+    package: str  # import name of the package whose folder holds profile and seeds
+    node_modules: tuple[str, ...]  # importing these registers the `<name>.*` node types
+    episode_keys: tuple[str, ...]  # the keys that identify one episode, e.g. ("level", "seed")
+    metrics: dict[str, str]  # metric name -> "higher" | "lower" (which is better)
+    primary_metric: str
+    seeds: dict[str, str] = field(default_factory=dict)  # seed name -> folder holding graph.json
+    profile: str = "profile.yaml"
+    tier_expander: str | None = None  # "module:attr"(tier_spec, budgets) -> episodes; default: expand_episodes
+    data: tuple[DataRequirement, ...] = ()
+    optional_dependencies: tuple[str, ...] = ()  # import names
+    oracle: str | None = None  # "module:attr"(episode) -> record
+    state_renderer: str | None = None  # "module:attr"(state) -> text
+
+    def problems(self) -> list[str]:
+        out = []
+        if not self.name.isidentifier():
+            out.append(f"name {self.name!r} is not an identifier")
+        if not self.episode_keys:
+            out.append("episode_keys is empty")
+        bad = {m: d for m, d in self.metrics.items() if d not in METRIC_DIRECTIONS}
+        if bad:
+            out.append(f"metric directions must be 'higher' or 'lower', got {bad}")
+        if self.primary_metric not in self.metrics:
+            out.append(f"primary_metric {self.primary_metric!r} is not one of its metrics")
+        return out
+
+    @property
+    def package_dir(self) -> Path:
+        found = importlib.util.find_spec(self.package)
+        if found is None or not found.submodule_search_locations:
+            raise ExecutorError(f"executor {self.name!r}: package {self.package!r} not found")
+        return Path(list(found.submodule_search_locations)[0]).resolve()
+
+    @property
+    def profile_path(self) -> Path:
+        return self.package_dir / self.profile
+
+    def seed_dir(self, seed: str) -> Path:
+        return self.package_dir / self.seeds[seed]
+
+    def data_status(self) -> dict[str, bool]:
+        return {d.name: d.present() for d in self.data}
+
+    def missing_dependencies(self) -> list[str]:
+        return [m for m in self.optional_dependencies if importlib.util.find_spec(m) is None]
+
+
+_discovered: dict[str, ExecutorSpec] | None = None
+_discovery_errors: dict[str, str] = {}
+_lock = threading.Lock()
+
+
+def discover_executors() -> dict[str, ExecutorSpec]:
+    """Every installed executor, by name (entry points of `architect.executors`)."""
+    global _discovered
+    with _lock:
+        if _discovered is None:
+            found: dict[str, ExecutorSpec] = {}
+            for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+                try:
+                    spec = ep.load()
+                except Exception as exc:  # noqa: BLE001 - a broken plug-in is reported, not fatal
+                    _discovery_errors[ep.name] = f"loading {ep.value} failed: {type(exc).__name__}: {exc}"
+                    continue
+                if not isinstance(spec, ExecutorSpec):
+                    problems = [f"is a {type(spec).__name__}, not an ExecutorSpec"]
+                else:
+                    problems = spec.problems()
+                    if spec.name != ep.name:
+                        problems.append(f"entry point {ep.name!r} names a spec called {spec.name!r}")
+                if problems:
+                    _discovery_errors[ep.name] = f"{ep.value}: " + "; ".join(problems)
+                    continue
+                found[ep.name] = spec
+            _discovered = found
+        return dict(_discovered)
+
+
+def discovery_errors() -> dict[str, str]:
+    discover_executors()
+    return dict(_discovery_errors)
+
+
+def find_executor(name: str) -> ExecutorSpec:
+    specs = discover_executors()
+    if name in specs:
+        return specs[name]
+    if name in _discovery_errors:
+        raise ExecutorError(f"executor {name!r} is broken: {_discovery_errors[name]}")
+    raise ExecutorError(f"unknown executor {name!r} (known: {', '.join(sorted(specs)) or 'none'}; {REINSTALL_HINT})")
+
+
+def all_seeds() -> dict[str, ExecutorSpec]:
+    """Seed name -> the executor that ships it."""
+    return {seed: spec for spec in discover_executors().values() for seed in spec.seeds}
+
+
+def resolve_seed(name: str) -> tuple[ExecutorSpec, str]:
+    """An executor name (its seed of the same name, else its first) or a seed name -> (executor, seed)."""
+    specs = discover_executors()
+    if name in specs:
+        spec = specs[name]
+        if not spec.seeds:
+            raise ExecutorError(f"executor {name!r} ships no seed candidate")
+        return spec, name if name in spec.seeds else next(iter(spec.seeds))
+    seeds = all_seeds()
+    if name in seeds:
+        return seeds[name], name
+    raise ExecutorError(f"unknown executor or seed {name!r} (executors: {', '.join(sorted(specs)) or 'none'}; "
+                        f"seeds: {', '.join(sorted(seeds)) or 'none'}; {REINSTALL_HINT})")
+
+
+def seed_graph_path(name: str) -> Path:
+    """graph.json of a seed (or of an executor's default seed)."""
+    spec, seed = resolve_seed(name)
+    return spec.seed_dir(seed) / "graph.json"
+
+
+def import_node_modules(name: str) -> None:
+    """Register the executor's node types (raises what the import raises)."""
+    for module in find_executor(name).node_modules:
+        importlib.import_module(module)
+
+
+# --- episodes -------------------------------------------------------------------------------------
+
+def episode_id(episode: dict, keys: tuple[str, ...]) -> str:
+    return ":".join(str(episode[k]) for k in keys)
+
+
+def expand_episodes(tier_spec: dict, budgets: dict) -> list[dict]:
+    """The generic tier expansion: the tier's explicit `episodes` list, in order."""
+    return [dict(item) for item in tier_spec.get("episodes", [])]
+
+
+def finish_episodes(episodes: list[dict], keys: tuple[str, ...], budgets: dict) -> list[dict]:
+    """Add `episode_id` (from the episode keys) and the per-episode budgets; reject duplicates."""
+    default_steps = budgets.get("max_steps")
+    finished = []
+    for given in episodes:
+        missing = [k for k in keys if k not in given]
+        if missing:
+            raise ExecutorProfileError(f"episode {given} lacks the episode key(s) {', '.join(missing)}")
+        episode = {k: v for k, v in given.items() if k != "max_steps"}
+        episode["episode_id"] = episode_id(episode, keys)
+        steps = given.get("max_steps", default_steps)
+        if steps is not None:
+            episode["max_steps"] = int(steps)
+        if budgets.get("wall_seconds") is not None:
+            episode["wall_seconds"] = float(budgets["wall_seconds"])
+        finished.append(episode)
+    episodes = finished
+    ids = [e["episode_id"] for e in episodes]
+    if len(set(ids)) != len(ids):
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        raise ExecutorProfileError(f"duplicate episodes in tier: {', '.join(dupes[:5])}")
+    return episodes
+
+
+# --- executor profiles ----------------------------------------------------------------------------
+
+def load_profile(path: Path, spec: ExecutorSpec | None = None) -> dict:
+    """Read and validate an executor profile.yaml; errors name the file and the offending key."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except OSError as exc:
+        raise ExecutorProfileError(f"{path}: cannot read profile: {exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
+        raise ExecutorProfileError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    problems = profile_problems(data, spec)
+    if problems:
+        raise ExecutorProfileError(f"{path}: invalid profile: " + "; ".join(problems))
+    return data
+
+
+def profile_problems(data: Any, spec: ExecutorSpec | None = None) -> list[str]:
+    """Every schema violation as 'at <key path>: <message>'."""
+    from harness.schemas import validator
+
+    out = []
+    errors = validator("profile").iter_errors(data)
+    for err in sorted(errors, key=lambda e: list(map(str, e.absolute_path))):
+        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        out.append(f"at {where}: {err.message}")
+    if out:
+        return out
+    if spec is None:
+        spec = find_executor(data["executor"])
+    if data["performance_tier"] not in data["tiers"]:
+        out.append(f"at performance_tier: {data['performance_tier']!r} is not a tier "
+                   f"(tiers: {', '.join(data['tiers'])})")
+    if data["primary_metric"] != spec.primary_metric:
+        out.append(f"at primary_metric: {data['primary_metric']!r} differs from the executor's declared "
+                   f"primary metric {spec.primary_metric!r}")
+    ids: dict[str, set] = {}
+    for tier, tier_spec in data["tiers"].items():
+        try:
+            ids[tier] = {e["episode_id"] for e in tier_episodes(spec, tier_spec, data["budgets"])}
+        except ExecutorProfileError as exc:
+            out.append(f"at tiers/{tier}: {exc}")
+    for tier, tier_spec in data["tiers"].items():
+        if tier_spec.get("sealed") and tier in ids:
+            for other in ids:
+                shared = ids[tier] & ids[other] if other != tier else set()
+                if shared:
+                    out.append(f"at tiers/{tier}: sealed tier shares {len(shared)} episode(s) with tier "
+                               f"{other!r}, e.g. {sorted(shared)[0]}")
+    return out
+
+
+def tier_episodes(spec: ExecutorSpec, tier_spec: dict, budgets: dict) -> list[dict]:
+    expand: Callable[[dict, dict], list[dict]] = load_ref(spec.tier_expander) if spec.tier_expander else expand_episodes
+    return finish_episodes(expand(tier_spec, budgets), spec.episode_keys, budgets)
+
+
+# --- the loaded executor --------------------------------------------------------------------------
+
+@dataclass
+class Executor:
+    """An executor with its validated profile, as evaluation uses it."""
+
+    spec: ExecutorSpec
+    profile: dict
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def package_dir(self) -> Path:
+        return self.spec.package_dir
+
+    @property
+    def seed_dir(self) -> Path:
+        """The executor's default seed (the one named like it, else its first)."""
+        return self.spec.seed_dir(resolve_seed(self.name)[1])
+
+    def episodes(self, tier: str) -> list[dict]:
+        """The tier's fixed, ordered episodes, each with a stable `episode_id`."""
+        tiers = self.profile["tiers"]
+        if tier not in tiers:
+            raise ExecutorError(f"executor {self.name!r} has no tier {tier!r} (tiers: {', '.join(tiers)})")
+        return tier_episodes(self.spec, tiers[tier], self.profile.get("budgets", {}))
+
+    def oracle(self, episode: dict) -> dict:
+        if self.spec.oracle is None:
+            raise ExecutorError(f"executor {self.name!r} has no oracle")
+        return load_ref(self.spec.oracle)(episode)
+
+    @property
+    def sealed(self) -> set[str]:
+        return {name for name, spec in self.profile["tiers"].items() if spec.get("sealed")}
+
+
+def load_executor(name: str) -> Executor:
+    """The named executor with its profile read and validated; its node types registered."""
+    spec = find_executor(name)
+    profile = load_profile(spec.profile_path, spec)
+    if profile["executor"] != name:
+        raise ExecutorProfileError(f"{spec.profile_path}: at executor: {profile['executor']!r} is not {name!r}")
+    import_node_modules(name)
+    return Executor(spec=spec, profile=profile)
