@@ -7,9 +7,12 @@ so the whole session pays that once."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
-pytest.importorskip("robosuite", reason="the manipulation extra is not installed (pip install -e '.[manipulation]')")
+if importlib.util.find_spec("robosuite") is None:  # robosuite itself is imported quietly by envs.make_env
+    pytest.skip("the manipulation extra is not installed (pip install -e '.[manipulation]')", allow_module_level=True)
 
 from executors.manipulation.stand_ins import lmp_server, planner_server  # noqa: E402
 
