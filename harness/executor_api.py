@@ -73,7 +73,7 @@ class ExecutorSpec:
     data: tuple[DataRequirement, ...] = ()
     optional_dependencies: tuple[str, ...] = ()  # import names
     oracle: str | None = None  # "module:attr"(episode) -> record
-    state_renderer: str | None = None  # "module:attr"(state) -> text
+    state_renderer: str | None = None  # "module:attr"(episode, tick, captured, actions) -> text (harness.evaluation.trace)
 
     def problems(self) -> list[str]:
         out = []

@@ -49,14 +49,24 @@ def archive_entries(paths: RunPaths, seed: int = 0) -> list[dict[str, Any]]:
                 fitness = bootstrap_ci(episode_scores(metrics, primary), seed=seed).text()
             except UserError:
                 fitness = None
+        parent = meta.get("parent", row.get("parent"))
+        vs_parent = None
+        parent_metrics = read_iteration_metrics(paths, parent) if isinstance(parent, int) else None
+        if metrics is not None and parent_metrics is not None:
+            from harness.evaluation.compare import verdict_summary
+
+            vs = verdict_summary(parent_metrics, metrics)
+            vs_parent = f"{vs['verdict']} (+{vs['gained']}/−{vs['lost']} episodes"
+            vs_parent += f", McNemar p={vs['p_value']:.3g})" if vs["p_value"] is not None else ")"
         entries.append({
             "generation": iteration,
             "name": meta.get("description") or row.get("description") or f"iteration {iteration}",
-            "parent": meta.get("parent", row.get("parent")),
+            "parent": parent,
             "axes": meta.get("axes") or row.get("axes") or [],
             "thought": body,
             "graph": graph,
             "fitness": fitness or "not evaluated",
+            "vs_parent": vs_parent,
         })
     return entries
 
@@ -76,6 +86,7 @@ def render_archive(entries: list[dict[str, Any]]) -> str:
             f"- parent: {e['parent']}",
             f"- axes: {', '.join(e['axes']) or 'none'}",
             f"- fitness: {e['fitness']}",
+            f"- vs parent (paired, same episodes): {e['vs_parent'] or 'n/a'}",
             "",
             "### Thought",
             e["thought"] or "(none)",
