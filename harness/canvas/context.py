@@ -97,6 +97,7 @@ class EpisodeState:
         self.max_tokens = budgets.get("tokens")
         self.stop: BudgetExceeded | None = None
         self.log_enabled = False
+        self.probes: dict = {}  # evaluation-level switches (executor profile `probes`), read-only for nodes
         self.reset_counters()
 
     def reset_counters(self) -> None:
@@ -104,6 +105,7 @@ class EpisodeState:
         self.input_tokens = 0
         self.output_tokens = 0
         self.cost_usd = 0.0
+        self.calls_by_node: dict[str, int] = {}
         self.stop = None
 
     def check_model_budget(self) -> None:
@@ -147,6 +149,11 @@ class Context:
     @property
     def candidate_dir(self) -> Path | None:
         return self._shared.candidate_dir
+
+    @property
+    def probes(self) -> dict:
+        """The evaluation's probe switches (e.g. `logging_fault`); empty when none are on."""
+        return self._shared.probes
 
     @property
     def rng(self) -> np.random.Generator:
@@ -203,6 +210,7 @@ class Context:
         models reached some other way). Exceeding a budget ends the episode."""
         shared = self._shared
         shared.model_calls += 1
+        shared.calls_by_node[self.node_id] = shared.calls_by_node.get(self.node_id, 0) + 1
         shared.input_tokens += int(input_tokens or 0)
         shared.output_tokens += int(output_tokens or 0)
         shared.cost_usd += float(cost_usd or 0.0)

@@ -42,10 +42,11 @@ class GraphRunner:
     """Runs episodes of one graph; node objects (and the simulator) live across episodes.
 
     `validate=True` refuses graphs with static-validation errors (GraphError).
+    `probes`: the evaluation's probe switches, visible to nodes as `ctx.probes`.
     """
 
     def __init__(self, graph: dict, candidate_dir: str | Path | None = None, registry: Registry | None = None,
-                 model_client: Any = None, *, validate: bool = True):
+                 model_client: Any = None, *, validate: bool = True, probes: dict | None = None):
         self.graph = graph
         self.candidate_dir = Path(candidate_dir) if candidate_dir is not None else None
         self.registry = registry or for_graph(graph, self.candidate_dir)
@@ -64,6 +65,7 @@ class GraphRunner:
         self.wall_seconds = self.budgets.get("wall_seconds")
         self.max_ticks = (flat.get("termination") or {}).get("max_ticks")
         self._shared = EpisodeState(self.budgets, model_client, self.candidate_dir)
+        self._shared.probes = dict(probes or {})
         self._build_state(flat.get("state") or {})
         self._construct_error: str | None = None
         self._build_nodes(flat)
@@ -311,6 +313,11 @@ class GraphRunner:
         if log is not None:
             log.result = result
         return result
+
+    @property
+    def model_calls_by_node(self) -> dict[str, int]:
+        """Model calls of the last episode, by the node whose context accounted them."""
+        return dict(self._shared.calls_by_node)
 
     @staticmethod
     def _safe_result(sim) -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 import time
 from pathlib import Path
@@ -36,14 +37,16 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
              in_flight: int | None = None, out_dir=None, use_cache: bool = True,
              progress: bool = True, oracle: bool = False, only: list[str] | None = None,
              noise_seed: int = 0, reseed: int = 0, backend: str | None = None,
-             ray_address: str | None = None) -> dict:
+             ray_address: str | None = None, probes: dict | None = None) -> dict:
     """Evaluate CANDIDATE (a graph.json or a folder holding one) on a tier; return
     the content of metrics.json (also written to `out_dir` when given).
     `only`: just these episode ids of the tier. `noise_seed`: the seed of a
     stochastic tier's noise (part of each episode and of the cache key).
     `reseed`: fresh episodes, each episode's seed shifted by `reseed` (its id
     marked `~seed+<reseed>`), for reruns of a deterministic agent. `backend`
-    is "local" (worker processes) or "ray" (see harness.evaluation.backends)."""
+    is "local" (worker processes) or "ray" (see harness.evaluation.backends).
+    `probes` overrides the executor profile's probe switches (`logging_fault`,
+    `reconcile_calls`)."""
     started = time.time()
     cand = load_candidate(Path(candidate))
     ex = cand.executor
@@ -55,6 +58,7 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     stochastic = any(s.get("slip") for s in specs)
     if stochastic:
         specs = [dict(s, noise_seed=int(noise_seed)) for s in specs]
+    probes = {**((ex.profile or {}).get("probes") or {}), **(probes or {})}
     if not oracle:
         _check_model_setup(cand)
     out = Path(out_dir) if out_dir is not None else None
@@ -74,6 +78,8 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
         from harness.models import model_fingerprint
 
         code = code_fingerprint(ex.package_dir) + model_fingerprint(cand.graph, cand.directory)
+        if any(probes.values()):
+            code += json.dumps({"probes": probes}, sort_keys=True)
         cache = ResultCache(cand.hash, f"{tier}~noise{noise_seed}" if stochastic else tier, code=code)
     tasks = []
     for index, ep in enumerate(specs):
@@ -94,7 +100,7 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
         factory, factory_args = ORACLE_FACTORY, {"executor": ex.name}
     else:
         factory = GRAPH_FACTORY
-        factory_args = {"graph": cand.graph, "candidate_dir": str(cand.directory)}
+        factory_args = {"graph": cand.graph, "candidate_dir": str(cand.directory), "probes": probes}
         share = runs_on.client_concurrency(model_concurrency, plan)
         if share is not None:
             factory_args["model_concurrency"] = share

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from harness.evaluation.reconcile import findings
 from harness.evaluation.stats import mean_or_none, summarize_primary
 
 SUCCESS_NAMES = ("success", "success_rate")
@@ -34,6 +35,8 @@ def episode_record(episode: dict, result: dict | None, *, infra_error: str | Non
         "cached": cached,
         "log": log,
     }
+    if result.get("log_gap") is not None:
+        rec["log_gap"] = jsonable(result["log_gap"])
     if rec["termination"] is None:
         rec["termination"] = "unknown"
     return rec
@@ -73,7 +76,7 @@ def summarize(records: list[dict], primary_metric: str, secondary_metrics: list[
     terminations: dict[str, int] = {}
     for r in records:
         terminations[r["termination"]] = terminations.get(r["termination"], 0) + 1
-    return {
+    out = {
         "primary": primary,
         "secondary": secondary,
         "n": len(scored),
@@ -89,3 +92,6 @@ def summarize(records: list[dict], primary_metric: str, secondary_metrics: list[
             "cost_usd": sum(r["cost_usd"] for r in records),
         },
     }
+    if any("log_gap" in r for r in records):
+        out["findings"] = findings(records)
+    return out

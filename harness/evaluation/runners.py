@@ -14,23 +14,29 @@ from pathlib import Path
 class GraphEpisodeRunner:
     """One `GraphRunner` kept alive across episodes (so is its simulator)."""
 
-    def __init__(self, graph: dict, candidate_dir: str | None, model_concurrency: int | None = None):
+    def __init__(self, graph: dict, candidate_dir: str | None, model_concurrency: int | None = None,
+                 probes: dict | None = None):
         from harness.canvas.registry import for_graph
         from harness.canvas.runtime import GraphRunner
 
         cdir = Path(candidate_dir) if candidate_dir else None
         registry = for_graph(graph, cdir)  # imports the executor, loads the candidate's nodeset
         self.runner = GraphRunner(graph, candidate_dir=cdir, registry=registry,
-                                  model_client=make_model_client(graph, cdir, model_concurrency))
+                                  model_client=make_model_client(graph, cdir, model_concurrency), probes=probes)
+        self.reconcile = bool((probes or {}).get("reconcile_calls"))
 
     def run(self, episode: dict, log_path: str | None) -> dict:
         log = None
-        if log_path:
+        if log_path or self.reconcile:
             from harness.canvas.episode_log import EpisodeLog
 
             log = EpisodeLog()
         result = self.runner.run_episode(episode, log)
-        if log is not None:
+        if self.reconcile:
+            from harness.evaluation.reconcile import log_gaps
+
+            result["log_gap"] = log_gaps(log.records, self.runner.model_calls_by_node)
+        if log_path:
             log.write_jsonl(log_path)  # atomic (temp file + replace)
         return result
 

@@ -72,11 +72,16 @@ def _baseline(paths: RunPaths, child: Evaluated, vs: str | int | None) -> Evalua
 
 def episodes_view(paths: RunPaths, ref: str | int, vs: str | int | None = None,
                   confidence: float = CONFIDENCE) -> dict:
-    """Gained / lost / unchanged episodes of REF against its parent (or VS)."""
+    """Gained / lost / unchanged episodes of REF against its parent (or VS), and REF's
+    evaluation findings (`log_gap`: model calls its episode logs do not account for)."""
     child = locate(paths, ref)
     base = _baseline(paths, child, vs)
-    result = compare_evaluations(base.metrics(), child.metrics(), confidence=confidence)
-    return {"a": base.label, "b": child.label, **result, "text": render(result, base.label, child.label)}
+    metrics = child.metrics()
+    result = compare_evaluations(base.metrics(), metrics, confidence=confidence)
+    findings = metrics.get("findings") or []  # accounting reconciliation (executor profile probes)
+    text = render(result, base.label, child.label)
+    text += "".join(f"\nfinding ({f['kind']}): {f['message']}" for f in findings)
+    return {"a": base.label, "b": child.label, **result, "findings": findings, "text": text}
 
 
 def _record(metrics: dict, label: str, episode: str) -> dict:

@@ -63,3 +63,16 @@ def test_evidence_commands_refuse_bad_references_with_one_line(run_dir: Path):
     assert "has no parent: give --vs ITER" in out["error"]
     out = cli("episode", str(run_dir), "0", "no-such-episode", ok=False)
     assert "matches none" in out["error"]
+
+
+def test_episodes_view_reports_log_gap_findings(run_dir: Path):
+    path = run_dir / "iterations/0/eval/metrics.json"
+    metrics = json.loads(path.read_text())
+    assert cli("episodes", str(run_dir), "0", "--vs", "0")["findings"] == []
+    metrics["findings"] = [{"kind": "log_gap", "node": "composer", "count": 2, "episodes": 1,
+                            "message": "node 'composer' made 2 model call(s) in 1 episode(s) that the "
+                                       "episode log does not account for"}]
+    path.write_text(json.dumps(metrics))
+    view = cli("episodes", str(run_dir), "0", "--vs", "0")
+    assert view["findings"] == metrics["findings"]
+    assert "finding (log_gap): node 'composer' made 2 model call(s)" in view["text"]

@@ -1,0 +1,27 @@
+"""Manipulation executor on robosuite (MuJoCo): simulator node, the VoxPoser LMP
+chain and the VLM-planner + VLA policy nodes, and adapters for VLABench and LIBERO.
+
+This module only declares the executor (`EXECUTOR`, published under the
+`architect.executors` entry-point group); it imports neither robosuite nor the
+node modules. The node types register when `executors.manipulation.node_types`
+is imported.
+"""
+
+from pathlib import Path
+
+from harness.executor_api import ExecutorSpec
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+EXECUTOR = ExecutorSpec(
+    name="manipulation",
+    package="executors.manipulation",
+    node_modules=("executors.manipulation.node_types",),
+    episode_keys=("level", "seed"),
+    metrics={"success_rate": "higher", "steps": "lower", "reward": "higher"},
+    primary_metric="success_rate",
+    seeds={"voxposer-scripted": "seeds/voxposer-scripted", "voxposer": "seeds/voxposer",
+           "vla": "seeds/vla", "vla-llm": "seeds/vla-llm"},
+    tier_expander="executors.babyai.tiers:expand_tier",  # the same (level, seed) blocks and per-level caps
+    optional_dependencies=("robosuite", "mujoco", "openpi_client"),
+)

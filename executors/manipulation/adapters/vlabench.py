@@ -1,0 +1,102 @@
+"""VLABench as a simulator node, following its evaluator loop
+(`evaluation/evaluator/base.py`) and its π0 client (`policy/openpi.py`):
+four cameras in `rgb` (right, left, front, wrist); `ee_state` = position (3),
+quaternion w-first (4), gripper (1); the policy state is the position relative to
+the robot frame (0, -0.4, 0.78), Euler angles and the gripper; the policy answers
+target positions in the robot frame, Euler angles and a gripper value (>= 0.1
+opens the fingers to 0.04 each); the client replans every 4 steps; IK turns the
+target pose into joint positions; success when the timestep is the last; 200 steps."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from executors.manipulation import openpi_format
+from executors.manipulation.adapters import require
+from harness.canvas.registry import SimulatorNode, node_type
+
+ROBOT_FRAME = np.array([0.0, -0.4, 0.78])
+CAMERAS = ("right", "left", "front", "wrist")
+REPLAN_STEPS = 4
+MAX_STEPS = 200
+INSTALL = "clone github.com/OpenMOSS/VLABench, pip install -e it and run its asset download script"
+
+
+def quat_to_euler(quat_wxyz) -> np.ndarray:
+    return Rotation.from_quat(np.asarray(quat_wxyz, float), scalar_first=True).as_euler("xyz")
+
+
+def euler_to_quat(euler) -> np.ndarray:
+    return Rotation.from_euler("xyz", np.asarray(euler, float)).as_quat(scalar_first=True)
+
+
+def state(ee_state) -> np.ndarray:
+    """The 7-number policy state of VLABench's π0 client from an 8-number `ee_state`."""
+    ee = np.asarray(ee_state, float)
+    return np.concatenate([ee[:3] - ROBOT_FRAME, quat_to_euler(ee[3:7]), ee[7:8]]).astype(np.float32)
+
+
+def observation(obs: dict) -> dict:
+    """The openpi request for one VLABench observation (front and wrist cameras)."""
+    rgb = obs["rgb"]
+    return openpi_format.observation(rgb[CAMERAS.index("front")], rgb[CAMERAS.index("wrist")],
+                                     state(obs["ee_state"]), obs["instruction"])
+
+
+def target_pose(action) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A policy action -> (world position, quaternion w-first, finger positions) for the IK step."""
+    action = np.asarray(action, float)
+    fingers = np.full(2, 0.04) if action[-1] >= 0.1 else np.zeros(2)
+    return action[:3] + ROBOT_FRAME, euler_to_quat(action[3:6]), fingers
+
+
+@node_type(
+    "manipulation.VLABenchSimulator",
+    inputs={"actions": {"type": "ActionChunk",
+                        "doc": "policy actions [x, y, z (robot frame), roll, pitch, yaw, gripper], one per step"}},
+    outputs={"observation": {"type": "Observation", "doc": "the openpi request fields of the current observation"},
+             "instruction": {"type": "Text", "doc": "the task's instruction"},
+             "feedback": {"type": "Feedback", "doc": "{'steps'}"}},
+    config_schema={"type": "object", "additionalProperties": False, "properties": {}},
+    doc="A VLABench task (episode level = task name, seed = episode index); needs VLABench and its assets "
+        "(not available on every machine: the node says what to install).",
+)
+class VLABenchSimulator(SimulatorNode):
+    def setup(self) -> None:
+        self.env = None
+
+    def reset_episode(self, episode: dict, ctx) -> dict:
+        envs = require("VLABench.envs", "VLABench", INSTALL)
+        if self.env is not None:
+            self.env.close()
+        self.env = envs.load_env(episode["level"], run_mode="eval", random_init=False)
+        self.env.reset()
+        self.obs = self.env.get_observation()
+        self.instruction = self.env.task.get_instruction()
+        self.steps, self.succeeded = 0, False
+        self.cap = min(int(episode.get("max_steps") or MAX_STEPS), MAX_STEPS)
+        return self._outputs()
+
+    def step(self, inputs: dict, ctx) -> dict:
+        position, quat, fingers = target_pose(inputs["actions"])
+        joints = self.env.robot.get_qpos_from_ee_pos(physics=self.env.physics, pos=position, quat=quat)[:7]
+        timestep = self.env.step(np.concatenate([joints, fingers]))
+        self.obs = self.env.get_observation()
+        self.steps += 1
+        self.succeeded = bool(timestep.last())
+        return self._outputs()
+
+    def done(self) -> bool:
+        return self.succeeded or self.steps >= self.cap
+
+    def result(self) -> dict:
+        return {"success": self.succeeded, "reward": float(self.succeeded), "steps": self.steps}
+
+    def close(self) -> None:
+        if self.env is not None:
+            self.env.close()
+
+    def _outputs(self) -> dict:
+        return {"observation": observation({**self.obs, "instruction": self.instruction}),
+                "instruction": self.instruction, "feedback": {"steps": self.steps}}

@@ -1,0 +1,79 @@
+"""robosuite environments for the manipulation executor, one per task per process.
+
+Building a robosuite environment the first time in a process compiles robosuite's
+numba kernels (tens of seconds, cached on disk by numba afterwards); every later
+episode of the same task reuses the environment and only resets it. State-based
+observations are the default; cameras are built only when asked for.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import threading
+
+import numpy as np
+
+TASKS = ("Lift", "Stack", "PickPlaceCan", "Door")
+CONTROL_FREQ = 20
+_cache: dict[tuple, object] = {}
+_lock = threading.Lock()
+
+
+class SimulatorUnavailable(RuntimeError):
+    """robosuite (or its pinned mujoco) is not installed."""
+
+
+def _import_robosuite():
+    """robosuite, imported quietly: its console log handler binds the stderr of import
+    time, so its start-up and per-environment warnings (no private macro file, optional
+    robot models, unused controller parts) go to a discarded buffer instead, and its
+    logger does not pass records on to the application's handlers."""
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            import robosuite
+            from robosuite.controllers import load_composite_controller_config
+        logging.getLogger("robosuite_logs").propagate = False
+    except ImportError as exc:
+        raise SimulatorUnavailable(
+            "the manipulation executor needs robosuite 1.5.2 and mujoco 3.3.7: "
+            "pip install -e '.[manipulation]'") from exc
+    return robosuite, load_composite_controller_config
+
+
+def make_env(task: str, cameras: tuple[str, ...] = (), camera_size: int = 128):
+    """The process's environment for `task` (built on first use): Panda arm, end-effector
+    (OSC_POSE, delta) control at 20 Hz, no horizon of its own (the step cap ends episodes)."""
+    if task not in TASKS:
+        raise ValueError(f"unknown manipulation task {task!r} (tasks: {', '.join(TASKS)})")
+    key = (task, tuple(cameras), camera_size)
+    with _lock:
+        if key not in _cache:
+            robosuite, controller_config = _import_robosuite()
+            render = bool(cameras)
+            _cache[key] = robosuite.make(
+                task, robots="Panda", controller_configs=controller_config(controller="BASIC", robot="Panda"),
+                has_renderer=False, has_offscreen_renderer=render, use_camera_obs=render,
+                camera_names=list(cameras) or "agentview", camera_heights=camera_size, camera_widths=camera_size,
+                camera_segmentations="instance" if render else None, camera_depths=render,
+                use_object_obs=True, reward_shaping=True, control_freq=CONTROL_FREQ,
+                horizon=100_000, ignore_done=True, hard_reset=False)
+        return _cache[key]
+
+
+def reset_env(env, seed: int) -> dict:
+    """Reset to the episode's seeded object placement."""
+    rng = np.random.default_rng(int(seed))
+    env.rng = rng
+    samplers = [getattr(env, "placement_initializer", None)]
+    while samplers:
+        sampler = samplers.pop()
+        if sampler is None:
+            continue
+        sampler.rng = rng
+        samplers.extend(getattr(sampler, "samplers", {}).values())
+    return env.reset()
+

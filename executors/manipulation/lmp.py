@@ -1,0 +1,97 @@
+"""Running a language-model program (LMP) of the VoxPoser chain.
+
+An LMP's program is Python written by a model (or, in the scripted seed, taken
+from a fixed table). It runs in a restricted namespace built on the context
+harness's rules (`harness.models.context_harness`): RestrictedPython bytecode,
+no imports, no `_` names, no eval/exec/open/getattr, no classes or while loops,
+an iteration budget and a deadline. The namespace holds only the functions the
+LMP is given (the sub-LMPs it may dispatch to, `execute`, scene queries) and
+the numpy-like helpers of `voxels.numpy_helpers`. A value-map LMP returns its
+map by assigning `ret_val`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import time
+
+import numpy as np
+from RestrictedPython import compile_restricted_exec
+from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence, safer_getattr
+
+from harness.models.context_harness import FORBIDDEN_NAMES, FORBIDDEN_NODES, _extra_builtins, _inplace
+
+MAX_ITERATIONS = 2_000_000
+MAX_SECONDS = 5.0
+_FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
+
+
+class LMPError(Exception):
+    """An LMP program was rejected or failed while running."""
+
+
+def extract_code(reply: str) -> str:
+    """The program in a model reply: the first fenced block, else the whole reply."""
+    match = _FENCE.search(reply)
+    return (match.group(1) if match else reply).strip() + "\n"
+
+
+def program_problems(source: str, where: str) -> list[str]:
+    try:
+        tree = ast.parse(source, filename=where)
+    except SyntaxError as exc:
+        return [f"{where}:{exc.lineno}: syntax error: {exc.msg}"]
+    problems = []
+    for node in ast.walk(tree):
+        for kind, what in FORBIDDEN_NODES.items():
+            if isinstance(node, kind):
+                problems.append(f"{where}:{node.lineno}: {what} are not allowed in an LMP program")
+        if isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
+            problems.append(f"{where}:{node.lineno}: {node.id!r} is not allowed in an LMP program")
+    problems.extend(f"{where}: {message}" for message in compile_restricted_exec(source, filename=where).errors)
+    return problems
+
+
+class _Budget:
+    def __init__(self):
+        self.count = 0
+        self.deadline = time.monotonic() + MAX_SECONDS
+
+    def iterate(self, obj):
+        for item in obj:
+            self.count += 1
+            if self.count > MAX_ITERATIONS:
+                raise LMPError(f"LMP program iterated more than {MAX_ITERATIONS} times")
+            if self.count % 4096 == 0 and time.monotonic() > self.deadline:
+                raise LMPError(f"LMP program ran longer than {MAX_SECONDS} s")
+            yield item
+
+
+def _write_guard(obj):
+    # the program's own containers and value maps only
+    if isinstance(obj, (dict, list, np.ndarray)):
+        return obj
+    raise LMPError(f"writing to a {type(obj).__name__} is not allowed in an LMP program")
+
+
+def run_program(source: str, functions: dict, where: str):
+    """Execute `source` with only `functions` (and safe builtins) in scope; return `ret_val`."""
+    problems = program_problems(source, where)
+    if problems:
+        raise LMPError("LMP program rejected: " + "; ".join(problems))
+    code = compile_restricted_exec(source, filename=where).code
+    budget = _Budget()
+    env = {"__builtins__": _extra_builtins(), "__name__": "lmp", "_getattr_": safer_getattr,
+           "_getitem_": lambda obj, key: obj[key], "_getiter_": budget.iterate,
+           "_iter_unpack_sequence_": guarded_iter_unpack_sequence, "_unpack_sequence_": guarded_unpack_sequence,
+           "_write_": _write_guard, "_inplacevar_": _inplace, **functions}
+    try:
+        exec(code, env)  # noqa: S102 - restricted bytecode in a namespace of chosen functions
+    except LMPError:
+        raise
+    except RecursionError:
+        raise LMPError(f"{where}: recursed too deeply") from None
+    except Exception as exc:
+        raise LMPError(f"{where}: {type(exc).__name__}: {exc}") from exc
+    return env.get("ret_val")

@@ -1,0 +1,27 @@
+"""Helpers for the manipulation tests: seed graphs, candidates wired to loopback servers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from executors.manipulation import PACKAGE_DIR
+
+SEEDS = PACKAGE_DIR / "seeds"
+
+
+def seed_graph(name: str) -> dict:
+    return json.loads((SEEDS / name / "graph.json").read_text())
+
+
+def candidate_on_loopback(name: str, base_url: str, folder: Path) -> Path:
+    """A copy of seed `name` whose pinned profile (same name) points at a loopback server."""
+    target = folder / name
+    shutil.copytree(SEEDS / name, target)
+    graph = json.loads((target / "graph.json").read_text())
+    (target / "loopback.yaml").write_text(f"backend: openai\nmodel: scripted\nbase_url: {base_url}\n"
+                                          "temperature: 0\nmax_tokens: 512\nconcurrency: 4\n")
+    graph["model_profile"] = {"name": graph["model_profile"]["name"], "path": "loopback.yaml"}
+    (target / "graph.json").write_text(json.dumps(graph, indent=2))
+    return target
