@@ -58,8 +58,11 @@ def profile_paths(config: ShaperConfig, planner_profile: dict | None, candidate_
         if path is None or path == SCRIPTED:
             if not planner_profile:
                 raise UserError(f"shaper: no profile for the {role} and the seed pins no model_profile to reuse")
-            path = planner_profile["path"]
-        out[role] = str(resolve_profile_path(path, candidate_dir))
+            # the candidate's own pin: confined to the candidate folder or the project's profiles/
+            out[role] = str(resolve_profile_path(planner_profile["path"], candidate_dir))
+        else:
+            # the researcher's run configuration, not a candidate file: an absolute path is taken as given
+            out[role] = str(resolve_profile_path(path))
     return out
 
 
