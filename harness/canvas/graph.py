@@ -100,99 +100,118 @@ def flatten_detailed(graph: dict) -> Flattened:
     nodes = _as_dict(graph.get("nodes"))
     if not composites and not any(isinstance(s, dict) and s.get("type") == COMPOSITE_TYPE for s in nodes.values()):
         return _without_composites(graph, nodes)
-    flat_nodes: dict[str, dict] = {}
-    node_paths: dict[str, str] = {}
-    flat_edges: list[dict] = []
-    edge_paths: list[str] = []
-    flat_grants: dict[str, dict] = {}
-    issues: list[FlattenIssue] = []
-
-    def expand(nodes, edges, grants, prefix: str, ptr: str, stack: tuple):
-        inner_levels: dict[str, tuple] = {}  # composite node id -> (composite spec, resolve_in, resolve_out, name)
-        for nid, spec in _as_dict(nodes).items():
-            spec = _as_dict(spec)
-            fid = prefix + nid
-            if spec.get("type") == COMPOSITE_TYPE:
-                cname = _as_dict(spec.get("config")).get("composite")
-                where = f"{ptr}/nodes/{nid}"
-                if not isinstance(cname, str) or cname not in composites:
-                    issues.append(FlattenIssue(
-                        "unknown_composite", f"node {fid!r} refers to composite {cname!r}, which is not defined",
-                        where + "/config/composite", node=fid,
-                        hint=f"define it under /composites or use one of {sorted(composites)}"))
-                    continue
-                if cname in stack:
-                    issues.append(FlattenIssue(
-                        "recursive_composite", f"composite {cname!r} contains itself (via {' -> '.join(stack + (cname,))})",
-                        where, node=fid, hint="a composite may not include itself, directly or indirectly"))
-                    continue
-                comp = _as_dict(composites[cname])
-                res_in, res_out = expand(comp.get("nodes"), comp.get("edges"), comp.get("grants"),
-                                         fid + "/", f"/composites/{cname}", stack + (cname,))
-                inner_levels[nid] = (comp, res_in, res_out, cname)
-            else:
-                flat_nodes[fid] = spec
-                node_paths[fid] = f"{ptr}/nodes/{nid}"
-        for gid, grant in _as_dict(grants).items():
-            flat_grants[prefix + gid] = grant
-
-        def resolve_in(endpoint: str, where: str) -> list[str]:
-            nid, port = split_endpoint(endpoint)
-            level = inner_levels.get(nid)
-            if level is None:
-                return [prefix + endpoint]
-            comp, res_in, _res_out, cname = level
-            targets = _as_dict(comp.get("inputs")).get(port)
-            if targets is None:
-                issues.append(FlattenIssue(
-                    "unknown_port", f"composite node {prefix + nid!r} ({cname}) has no input {port!r}",
-                    where, node=prefix + nid, port=port,
-                    hint=f"exposed inputs: {sorted(_as_dict(comp.get('inputs')))}"))
-                return []
-            out = []
-            for target in (targets if isinstance(targets, list) else [targets]):
-                if isinstance(target, str):
-                    out.extend(res_in(target, f"/composites/{cname}/inputs/{port}"))
-            return out
-
-        def resolve_out(endpoint: str, where: str) -> str | None:
-            nid, port = split_endpoint(endpoint)
-            level = inner_levels.get(nid)
-            if level is None:
-                return prefix + endpoint
-            comp, _res_in, res_out, cname = level
-            target = _as_dict(comp.get("outputs")).get(port)
-            if not isinstance(target, str):
-                issues.append(FlattenIssue(
-                    "unknown_port", f"composite node {prefix + nid!r} ({cname}) has no output {port!r}",
-                    where, node=prefix + nid, port=port,
-                    hint=f"exposed outputs: {sorted(_as_dict(comp.get('outputs')))}"))
-                return None
-            return res_out(target, f"/composites/{cname}/outputs/{port}")
-
-        for i, edge in enumerate(_as_list(edges)):
-            if not isinstance(edge, dict) or not isinstance(edge.get("from"), str) or not isinstance(edge.get("to"), str):
-                continue
-            where = f"{ptr}/edges/{i}"
-            src = resolve_out(edge["from"], where)
-            dsts = resolve_in(edge["to"], where)
-            if src is None:
-                continue
-            for dst in dsts:
-                flat = {"from": src, "to": dst}
-                if edge.get("delay"):
-                    flat["delay"] = edge["delay"]
-                flat_edges.append(flat)
-                edge_paths.append(where)
-        return resolve_in, resolve_out
-
-    expand(graph.get("nodes"), graph.get("edges"), graph.get("grants"), "", "", ())
+    inliner = _Inliner(composites)
+    inliner.expand(graph, prefix="", ptr="", stack=())
     flat = {k: v for k, v in graph.items() if k != "composites"}
-    flat["nodes"] = flat_nodes
-    flat["edges"] = flat_edges
-    if "grants" in graph or flat_grants:
-        flat["grants"] = flat_grants
-    return Flattened(flat, node_paths, edge_paths, issues)
+    flat["nodes"] = inliner.nodes
+    flat["edges"] = inliner.edges
+    if "grants" in graph or inliner.grants:
+        flat["grants"] = inliner.grants
+    return Flattened(flat, inliner.node_paths, inliner.edge_paths, inliner.issues)
+
+
+class _Inliner:
+    """Accumulates the flat nodes, edges and grants of a graph whose composites are inlined."""
+
+    def __init__(self, composites: dict):
+        self.composites = composites
+        self.nodes: dict[str, dict] = {}
+        self.node_paths: dict[str, str] = {}
+        self.edges: list[dict] = []
+        self.edge_paths: list[str] = []
+        self.grants: dict[str, dict] = {}
+        self.issues: list[FlattenIssue] = []
+
+    def expand(self, body: dict, prefix: str, ptr: str, stack: tuple) -> _Level:
+        """Inline one level (the graph, or a composite's body under `prefix`): its plain
+        nodes and grants, its composite nodes recursively, then its edges."""
+        level = _Level(self, prefix)
+        for nid, spec in _as_dict(body.get("nodes")).items():
+            spec = _as_dict(spec)
+            if spec.get("type") == COMPOSITE_TYPE:
+                self._inline_composite(level, nid, spec, ptr, stack)
+            else:
+                self.nodes[prefix + nid] = spec
+                self.node_paths[prefix + nid] = f"{ptr}/nodes/{nid}"
+        for gid, grant in _as_dict(body.get("grants")).items():
+            self.grants[prefix + gid] = grant
+        for i, edge in enumerate(_as_list(body.get("edges"))):
+            if isinstance(edge, dict) and isinstance(edge.get("from"), str) and isinstance(edge.get("to"), str):
+                self._add_edge(level, edge, f"{ptr}/edges/{i}")
+        return level
+
+    def _inline_composite(self, level: _Level, nid: str, spec: dict, ptr: str, stack: tuple) -> None:
+        fid = level.prefix + nid
+        cname = _as_dict(spec.get("config")).get("composite")
+        where = f"{ptr}/nodes/{nid}"
+        if not isinstance(cname, str) or cname not in self.composites:
+            self.issues.append(FlattenIssue(
+                "unknown_composite", f"node {fid!r} refers to composite {cname!r}, which is not defined",
+                where + "/config/composite", node=fid,
+                hint=f"define it under /composites or use one of {sorted(self.composites)}"))
+            return
+        if cname in stack:
+            self.issues.append(FlattenIssue(
+                "recursive_composite", f"composite {cname!r} contains itself (via {' -> '.join(stack + (cname,))})",
+                where, node=fid, hint="a composite may not include itself, directly or indirectly"))
+            return
+        comp = _as_dict(self.composites[cname])
+        inner = self.expand(comp, fid + "/", f"/composites/{cname}", stack + (cname,))
+        level.composites[nid] = (comp, inner, cname)
+
+    def _add_edge(self, level: _Level, edge: dict, where: str) -> None:
+        src = level.resolve_out(edge["from"], where)
+        dsts = level.resolve_in(edge["to"], where)
+        if src is None:
+            return
+        for dst in dsts:
+            flat = {"from": src, "to": dst}
+            if edge.get("delay"):
+                flat["delay"] = edge["delay"]
+            self.edges.append(flat)
+            self.edge_paths.append(where)
+
+
+class _Level:
+    """One inlined level: maps its endpoints (`node.port`) to flat ones, through the
+    exposed inputs and outputs of the composite nodes it holds."""
+
+    def __init__(self, inliner: _Inliner, prefix: str):
+        self.inliner = inliner
+        self.prefix = prefix
+        self.composites: dict[str, tuple] = {}  # composite node id -> (composite spec, inner level, name)
+
+    def resolve_in(self, endpoint: str, where: str) -> list[str]:
+        nid, port = split_endpoint(endpoint)
+        if nid not in self.composites:
+            return [self.prefix + endpoint]
+        comp, inner, cname = self.composites[nid]
+        targets = _as_dict(comp.get("inputs")).get(port)
+        if targets is None:
+            self.inliner.issues.append(FlattenIssue(
+                "unknown_port", f"composite node {self.prefix + nid!r} ({cname}) has no input {port!r}",
+                where, node=self.prefix + nid, port=port,
+                hint=f"exposed inputs: {sorted(_as_dict(comp.get('inputs')))}"))
+            return []
+        out = []
+        for target in (targets if isinstance(targets, list) else [targets]):
+            if isinstance(target, str):
+                out.extend(inner.resolve_in(target, f"/composites/{cname}/inputs/{port}"))
+        return out
+
+    def resolve_out(self, endpoint: str, where: str) -> str | None:
+        nid, port = split_endpoint(endpoint)
+        if nid not in self.composites:
+            return self.prefix + endpoint
+        comp, inner, cname = self.composites[nid]
+        target = _as_dict(comp.get("outputs")).get(port)
+        if not isinstance(target, str):
+            self.inliner.issues.append(FlattenIssue(
+                "unknown_port", f"composite node {self.prefix + nid!r} ({cname}) has no output {port!r}",
+                where, node=self.prefix + nid, port=port,
+                hint=f"exposed outputs: {sorted(_as_dict(comp.get('outputs')))}"))
+            return None
+        return inner.resolve_out(target, f"/composites/{cname}/outputs/{port}")
 
 
 def _without_composites(graph: dict, nodes: dict) -> Flattened:

@@ -156,131 +156,40 @@ class GraphRunner:
 
     # -- running ---------------------------------------------------------------
     def run_episode(self, episode: dict, log: EpisodeLog | None = None) -> dict:
-        """Run one episode; never raises for node errors (see `termination`/`error`)."""
+        """Run one episode; never raises for node errors (see `termination`/`error`).
+
+        Reset every node and the simulator, then tick until the simulator is done or
+        a budget ends the episode: fire the agent nodes in dependency order, gather
+        the actions wired into the simulator, and step it (once per action of a chunk)."""
         start = time.perf_counter()
-        shared = self._shared
-        shared.reset_counters()
-        shared.episode = episode
-        shared.tick = 0
-        logging = log is not None and log.enabled
-        shared.log_enabled = logging
-        if log is not None:
-            log.episode = episode
-            log.forget()  # nodes are reset below: values it memoised may change
-        self._init_cells("episode")
-        self._init_cells("step")
+        logging = self._start_episode(episode, log)
         sim = self.nodes[self.sim_id]
-        sim_ctx = self.contexts[self.sim_id]
-        sim_type = self.node_types[self.sim_id].name
-        n = len(self.node_ids)
-        sim_index = self._index[self.sim_id]
-        plan = self._plan
-        max_steps, max_ticks, wall = self.max_steps, self.max_ticks, self.wall_seconds
-        steps = ticks = 0
+        self._steps = self._ticks = 0
         termination: str | None = None
         error: str | None = None
-        current = self.sim_id
         sim_result: dict = {}
-        has_step_cells = bool(self._cell_init["step"])
+        self._current = self.sim_id
         try:
             if self._setup_error:
                 raise _SetupFailed(self._setup_error)
-            for nid in self.node_ids:
-                current = nid
-                ctx = self.contexts[nid]
-                ctx._rng = None
-                self.nodes[nid].reset(ctx)
-            current = self.sim_id
-            t0 = time.perf_counter()
-            sim_out = sim.reset_episode(episode, sim_ctx)
-            if logging:
-                self._log_firing(log, sim_ctx, self.sim_id, sim_type, 0, None, sim_out, t0)
-            _check_outputs(sim_out, self._sim_outputs, self.sim_id)
-            prev = [None] * n
-            while True:
-                if sim.done():
+            sim_out = self._reset_nodes(episode, log if logging else None)
+            prev = [None] * len(self.node_ids)
+            while termination is None and not sim.done():
+                termination = self._budget_ended(start)
+                if termination is not None:
                     break
-                if max_steps is not None and steps >= max_steps:
-                    termination = "max_steps"
-                    break
-                if max_ticks is not None and ticks >= max_ticks:
-                    termination = "max_ticks"
-                    break
-                if wall is not None and time.perf_counter() - start > wall:
-                    termination = "wall_time"
-                    break
-                shared.tick = ticks
-                if has_step_cells:
+                self._shared.tick = self._ticks
+                if self._cell_init["step"]:
                     self._init_cells("step")
-                cur = [None] * n
-                cur[sim_index] = sim_out
-                for idx, nid, node, ctx, ports, missing, declared, tname in plan:
-                    inputs = {}
-                    for port, srcs, required in ports:
-                        for si, sp, delayed in srcs:
-                            d = prev[si] if delayed else cur[si]
-                            if d is not None and sp in d:
-                                inputs[port] = d[sp]
-                                if required:
-                                    missing -= 1
-                                break
-                    if missing:
-                        continue
-                    current = nid
-                    if logging:
-                        t0 = time.perf_counter()
-                        ctx.self_log = ctx.model_usage = None
-                        try:
-                            outs = node.step(inputs, ctx)
-                        except BaseException as exc:
-                            self._log_firing(log, ctx, nid, tname, ticks, inputs, None, t0,
-                                             error=f"{type(exc).__name__}: {exc}")
-                            raise
-                        self._log_firing(log, ctx, nid, tname, ticks, inputs, outs, t0)
-                    else:
-                        outs = node.step(inputs, ctx)
-                    try:
-                        if not outs.keys() <= declared:
-                            raise NodeOutputError(f"node {nid!r} ({tname}) emitted undeclared output(s) "
-                                                  f"{sorted(set(outs) - declared)}; declared: {sorted(declared)}")
-                    except AttributeError:
-                        raise NodeOutputError(f"node {nid!r} ({tname}) returned {type(outs).__name__}, "
-                                              "expected a dict of output ports") from None
-                    cur[idx] = outs
-                    if shared.stop is not None:
-                        raise shared.stop
-                # the simulator consumes the actions
-                actions = {}
-                missing = self._sim_required
-                for port, srcs, required in self._sim_ports:
-                    for si, sp, delayed in srcs:
-                        d = prev[si] if delayed else cur[si]
-                        if d is not None and sp in d:
-                            actions[port] = d[sp]
-                            if required:
-                                missing -= 1
-                            break
-                chunk = actions.get(self._chunk_port) if self._chunk_port else None
-                if missing or (isinstance(chunk, (list, tuple)) and not chunk):
+                cur = self._fire_agent_nodes(sim_out, prev, log if logging else None)
+                actions = self._actions_for_simulator(cur, prev)
+                if actions is None:
                     termination = "no_action"
                     break
-                current = self.sim_id
-                sequence = [dict(actions, **{self._chunk_port: a}) for a in chunk] \
-                    if isinstance(chunk, (list, tuple)) else [actions]
-                for sub in sequence:
-                    if max_steps is not None and steps >= max_steps:
-                        break
-                    t0 = time.perf_counter() if logging else 0.0
-                    sim_out = sim.step(sub, sim_ctx)
-                    steps += 1
-                    if logging:
-                        self._log_firing(log, sim_ctx, self.sim_id, sim_type, ticks, sub, sim_out, t0)
-                    _check_outputs(sim_out, self._sim_outputs, self.sim_id)
-                    if sim.done():
-                        break
-                ticks += 1
+                sim_out = self._step_simulator(actions, sim_out, log if logging else None)
+                self._ticks += 1
                 prev = cur
-            current = self.sim_id
+            self._current = self.sim_id
             sim_result = dict(sim.result() or {})
             if termination is None:
                 termination = "success" if sim_result.get("success") else "sim_done"
@@ -292,15 +201,147 @@ class GraphRunner:
             termination, error = "node_error", str(exc)
         except Exception:
             termination = "node_error"
-            nt = self.node_types.get(current)
-            error = f"node {current!r} ({nt.name if nt else '?'}) raised at tick {ticks}:\n{traceback.format_exc()}"
+            nt = self.node_types.get(self._current)
+            error = (f"node {self._current!r} ({nt.name if nt else '?'}) raised at tick {self._ticks}:\n"
+                     f"{traceback.format_exc()}")
             sim_result = self._safe_result(sim)
-        success = bool(sim_result.get("success")) and termination not in ("node_error",)
-        result = {
-            "success": success,
+        result = self._episode_result(sim_result, termination, error, start)
+        if log is not None:
+            log.result = result
+        return result
+
+    def _start_episode(self, episode: dict, log: EpisodeLog | None) -> bool:
+        """Reset the shared counters and the episode/step cells; whether this episode is logged."""
+        shared = self._shared
+        shared.reset_counters()
+        shared.episode = episode
+        shared.tick = 0
+        logging = log is not None and log.enabled
+        shared.log_enabled = logging
+        if log is not None:
+            log.episode = episode
+            log.forget()  # nodes are reset below: values it memoised may change
+        self._init_cells("episode")
+        self._init_cells("step")
+        return logging
+
+    def _reset_nodes(self, episode: dict, log: EpisodeLog | None) -> dict:
+        """Reset every node, then the simulator on the episode; the simulator's first outputs."""
+        for nid in self.node_ids:
+            self._current = nid
+            ctx = self.contexts[nid]
+            ctx._rng = None
+            self.nodes[nid].reset(ctx)
+        self._current = self.sim_id
+        sim_ctx = self.contexts[self.sim_id]
+        t0 = time.perf_counter()
+        sim_out = self.nodes[self.sim_id].reset_episode(episode, sim_ctx)
+        if log is not None:
+            self._log_firing(log, sim_ctx, self.sim_id, self.node_types[self.sim_id].name, 0, None, sim_out, t0)
+        _check_outputs(sim_out, self._sim_outputs, self.sim_id)
+        return sim_out
+
+    def _budget_ended(self, start: float) -> str | None:
+        """The budget that ends the episode before this tick, if any."""
+        if self.max_steps is not None and self._steps >= self.max_steps:
+            return "max_steps"
+        if self.max_ticks is not None and self._ticks >= self.max_ticks:
+            return "max_ticks"
+        if self.wall_seconds is not None and time.perf_counter() - start > self.wall_seconds:
+            return "wall_time"
+        return None
+
+    def _fire_agent_nodes(self, sim_out: dict, prev: list, log: EpisodeLog | None) -> list:
+        """One tick of the agent: each node in dependency order fires when its required
+        inputs arrived (this tick, or last tick over a delayed edge); its outputs by node index."""
+        shared = self._shared
+        ticks = self._ticks
+        cur = [None] * len(self.node_ids)
+        cur[self._index[self.sim_id]] = sim_out
+        for idx, nid, node, ctx, ports, missing, declared, tname in self._plan:
+            inputs = {}
+            for port, srcs, required in ports:
+                for si, sp, delayed in srcs:
+                    d = prev[si] if delayed else cur[si]
+                    if d is not None and sp in d:
+                        inputs[port] = d[sp]
+                        if required:
+                            missing -= 1
+                        break
+            if missing:
+                continue
+            self._current = nid
+            if log is not None:
+                t0 = time.perf_counter()
+                ctx.self_log = ctx.model_usage = None
+                try:
+                    outs = node.step(inputs, ctx)
+                except BaseException as exc:
+                    self._log_firing(log, ctx, nid, tname, ticks, inputs, None, t0,
+                                     error=f"{type(exc).__name__}: {exc}")
+                    raise
+                self._log_firing(log, ctx, nid, tname, ticks, inputs, outs, t0)
+            else:
+                outs = node.step(inputs, ctx)
+            try:
+                if not outs.keys() <= declared:
+                    raise NodeOutputError(f"node {nid!r} ({tname}) emitted undeclared output(s) "
+                                          f"{sorted(set(outs) - declared)}; declared: {sorted(declared)}")
+            except AttributeError:
+                raise NodeOutputError(f"node {nid!r} ({tname}) returned {type(outs).__name__}, "
+                                      "expected a dict of output ports") from None
+            cur[idx] = outs
+            if shared.stop is not None:
+                raise shared.stop
+        return cur
+
+    def _actions_for_simulator(self, cur: list, prev: list) -> list[dict] | None:
+        """The simulator's inputs this tick, one dict per action of a chunk; None when a
+        required action input is missing or the chunk is empty."""
+        actions = {}
+        missing = self._sim_required
+        for port, srcs, required in self._sim_ports:
+            for si, sp, delayed in srcs:
+                d = prev[si] if delayed else cur[si]
+                if d is not None and sp in d:
+                    actions[port] = d[sp]
+                    if required:
+                        missing -= 1
+                    break
+        chunk = actions.get(self._chunk_port) if self._chunk_port else None
+        if missing or (isinstance(chunk, (list, tuple)) and not chunk):
+            return None
+        if isinstance(chunk, (list, tuple)):
+            return [dict(actions, **{self._chunk_port: a}) for a in chunk]
+        return [actions]
+
+    def _step_simulator(self, sequence: list[dict], sim_out: dict, log: EpisodeLog | None) -> dict:
+        """Step the simulator through the tick's actions (stopping at max_steps or done);
+        its last outputs."""
+        self._current = self.sim_id
+        sim = self.nodes[self.sim_id]
+        sim_ctx = self.contexts[self.sim_id]
+        for sub in sequence:
+            if self.max_steps is not None and self._steps >= self.max_steps:
+                break
+            t0 = time.perf_counter() if log is not None else 0.0
+            sim_out = sim.step(sub, sim_ctx)
+            self._steps += 1
+            if log is not None:
+                self._log_firing(log, sim_ctx, self.sim_id, self.node_types[self.sim_id].name, self._ticks, sub,
+                                 sim_out, t0)
+            _check_outputs(sim_out, self._sim_outputs, self.sim_id)
+            if sim.done():
+                break
+        return sim_out
+
+    def _episode_result(self, sim_result: dict, termination: str, error: str | None, start: float) -> dict:
+        shared = self._shared
+        return {
+            "success": bool(sim_result.get("success")) and termination not in ("node_error",),
             "reward": float(sim_result.get("reward", 0.0) or 0.0),
-            "steps": steps,
-            "ticks": ticks,
+            "steps": self._steps,
+            "ticks": self._ticks,
             "termination": termination,
             "error": error,
             "metrics": {k: v for k, v in sim_result.items() if k not in ("success", "reward")},
@@ -310,9 +351,6 @@ class GraphRunner:
             "cost_usd": shared.cost_usd,
             "wall_seconds": time.perf_counter() - start,
         }
-        if log is not None:
-            log.result = result
-        return result
 
     @property
     def model_calls_by_node(self) -> dict[str, int]:

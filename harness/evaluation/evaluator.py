@@ -50,37 +50,75 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     started = time.time()
     cand = load_candidate(Path(candidate))
     ex = cand.executor
-    specs = _select(_tier_episodes(ex, tier, episodes), only, tier)
-    if reseed:
-        if not all("seed" in s for s in specs):
-            raise UserError(f"tier {tier!r} of executor {ex.name!r}: episodes have no seed to draw fresh ones from")
-        specs = [dict(s, seed=int(s["seed"]) + reseed, episode_id=f"{s['episode_id']}~seed+{reseed}") for s in specs]
+    specs = _episode_specs(ex, tier, episodes, only, reseed, noise_seed)
     stochastic = any(s.get("slip") for s in specs)
-    if stochastic:
-        specs = [dict(s, noise_seed=int(noise_seed)) for s in specs]
     probes = {**((ex.profile or {}).get("probes") or {}), **(probes or {})}
     if not oracle:
         _check_model_setup(cand)
-    out = Path(out_dir) if out_dir is not None else None
-    if out is not None:
-        (out / "episodes").mkdir(parents=True, exist_ok=True)
-        for stale in (out / "episodes").glob("*.jsonl"):  # logs of an earlier evaluation into this folder
-            stale.unlink()
+    out = _fresh_out_dir(out_dir)
 
     runs_on = choose_backend(backend, ray_address, ex.profile)
     model_concurrency = _model_concurrency(cand)
     plan = runs_on.plan(workers, in_flight, model_concurrency)
-    n_workers, threads, total_in_flight = plan.workers, plan.threads, plan.in_flight
+    cache = (_result_cache(cand, tier, probes, noise_seed if stochastic else None)
+             if use_cache and not oracle else None)
+    records, tasks = _served_and_pending(specs, cache, out, oracle)
 
+    wall_budget = float((cand.graph.get("budgets") or {}).get("wall_seconds")
+                        or (ex.profile.get("budgets") or {}).get("wall_seconds") or DEFAULT_WALL_SECONDS)
+    config = PoolConfig(workers=plan.workers, threads=plan.threads, in_flight=plan.in_flight,
+                        task_timeout=wall_budget + hang_grace_seconds(wall_budget),
+                        startup_timeout=float(os.environ.get("ARCHITECT_WORKER_STARTUP_SECONDS") or 180))
+    factory, factory_args = _episode_factory(cand, oracle, probes, runs_on.client_concurrency(model_concurrency, plan))
+    label = f"{'oracle' if oracle else cand.graph.get('name', 'candidate')} · {tier}"
+    _run_pending(tasks, records, cache, runs_on, factory, factory_args, config, label, len(specs), progress)
+
+    ordered = [records[i] for i in range(len(specs))]
+    metrics = _metrics_document(cand, tier, oracle, ordered, runs_on.name, plan, config, wall_budget, started)
+    _check_schema(metrics)
+    if out is not None:
+        write_json_atomic(out / "metrics.json", metrics)
+    return metrics
+
+
+def _episode_specs(ex, tier: str, limit: int | None, only: list[str] | None, reseed: int,
+                   noise_seed: int) -> list[dict]:
+    """The tier's episodes to run: limited, selected, reseeded, with the noise seed of a stochastic tier."""
+    specs = _select(_tier_episodes(ex, tier, limit), only, tier)
+    if reseed:
+        if not all("seed" in s for s in specs):
+            raise UserError(f"tier {tier!r} of executor {ex.name!r}: episodes have no seed to draw fresh ones from")
+        specs = [dict(s, seed=int(s["seed"]) + reseed, episode_id=f"{s['episode_id']}~seed+{reseed}") for s in specs]
+    if any(s.get("slip") for s in specs):
+        specs = [dict(s, noise_seed=int(noise_seed)) for s in specs]
+    return specs
+
+
+def _fresh_out_dir(out_dir) -> Path | None:
+    """The output folder with an empty `episodes/` (logs of an earlier evaluation into it removed)."""
+    if out_dir is None:
+        return None
+    out = Path(out_dir)
+    (out / "episodes").mkdir(parents=True, exist_ok=True)
+    for stale in (out / "episodes").glob("*.jsonl"):
+        stale.unlink()
+    return out
+
+
+def _result_cache(cand, tier: str, probes: dict, noise_seed: int | None) -> ResultCache:
+    """The cache keyed on the candidate, the tier (and noise seed), the executor's code,
+    the model setup and any probe switches."""
+    from harness.models import model_fingerprint
+
+    code = code_fingerprint(cand.executor.package_dir) + model_fingerprint(cand.graph, cand.directory)
+    if any(probes.values()):
+        code += json.dumps({"probes": probes}, sort_keys=True)
+    return ResultCache(cand.hash, tier if noise_seed is None else f"{tier}~noise{noise_seed}", code=code)
+
+
+def _served_and_pending(specs: list[dict], cache, out: Path | None, oracle: bool) -> tuple[dict[int, dict], list[dict]]:
+    """Records the cache already holds (by episode index), and the tasks left to run."""
     records: dict[int, dict] = {}
-    cache = None
-    if use_cache and not oracle:
-        from harness.models import model_fingerprint
-
-        code = code_fingerprint(ex.package_dir) + model_fingerprint(cand.graph, cand.directory)
-        if any(probes.values()):
-            code += json.dumps({"probes": probes}, sort_keys=True)
-        cache = ResultCache(cand.hash, f"{tier}~noise{noise_seed}" if stochastic else tier, code=code)
     tasks = []
     for index, ep in enumerate(specs):
         log_rel = None if (out is None or oracle) else f"episodes/{_safe(ep['episode_id'])}.jsonl"
@@ -90,24 +128,24 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
             records[index] = episode_record(ep, hit, cached=True, log=log_rel)
             continue
         tasks.append({"index": index, "episode": ep, "log_path": log_abs, "log_rel": log_rel})
+    return records, tasks
 
-    wall_budget = float((cand.graph.get("budgets") or {}).get("wall_seconds")
-                        or (ex.profile.get("budgets") or {}).get("wall_seconds") or DEFAULT_WALL_SECONDS)
-    config = PoolConfig(workers=n_workers, threads=threads, in_flight=total_in_flight,
-                        task_timeout=wall_budget + hang_grace_seconds(wall_budget),
-                        startup_timeout=float(os.environ.get("ARCHITECT_WORKER_STARTUP_SECONDS") or 180))
+
+def _episode_factory(cand, oracle: bool, probes: dict, model_concurrency_share: int | None) -> tuple[str, dict]:
+    """What each worker builds to run episodes: the oracle, or the candidate's graph runner."""
     if oracle:
-        factory, factory_args = ORACLE_FACTORY, {"executor": ex.name}
-    else:
-        factory = GRAPH_FACTORY
-        factory_args = {"graph": cand.graph, "candidate_dir": str(cand.directory), "probes": probes}
-        share = runs_on.client_concurrency(model_concurrency, plan)
-        if share is not None:
-            factory_args["model_concurrency"] = share
-    by_index = {t["index"]: t for t in tasks}
+        return ORACLE_FACTORY, {"executor": cand.executor.name}
+    args = {"graph": cand.graph, "candidate_dir": str(cand.directory), "probes": probes}
+    if model_concurrency_share is not None:
+        args["model_concurrency"] = model_concurrency_share
+    return GRAPH_FACTORY, args
 
-    label = f"{'oracle' if oracle else cand.graph.get('name', 'candidate')} · {tier}"
-    with progress_bar(label, len(specs), progress) as bar:
+
+def _run_pending(tasks: list[dict], records: dict[int, dict], cache, runs_on, factory, factory_args, config,
+                 label: str, total: int, progress: bool) -> None:
+    """Run the pending tasks on the backend, filling `records` and the cache as outcomes arrive."""
+    by_index = {t["index"]: t for t in tasks}
+    with progress_bar(label, total, progress) as bar:
         for rec in records.values():
             bar.advance(rec["success"])
 
@@ -127,14 +165,17 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
         if tasks:
             runs_on.run(tasks, factory, factory_args, config, on_outcome)
 
-    ordered = [records[i] for i in range(len(specs))]
-    profile = ex.profile or {}
+
+def _metrics_document(cand, tier: str, oracle: bool, ordered: list[dict], backend_name: str, plan, config,
+                      wall_budget: float, started: float) -> dict:
+    """The content of metrics.json (schemas/metrics.schema.json)."""
+    profile = cand.executor.profile or {}
     primary_metric = profile.get("primary_metric") or "success_rate"
     secondary_metrics = list(profile.get("secondary_metrics") or ["steps", "reward"])
-    metrics = {
+    return {
         "schema_version": METRICS_SCHEMA_VERSION,
         "tier": tier,
-        "executor": ex.name,
+        "executor": cand.executor.name,
         "oracle": oracle,
         "candidate": {
             "path": str(cand.graph_path),
@@ -144,10 +185,10 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
         },
         **summarize(ordered, primary_metric, secondary_metrics),
         "cached": sum(1 for r in ordered if r["cached"]),
-        "backend": runs_on.name,
-        "workers": n_workers,
-        "in_flight": total_in_flight,
-        "threads_per_worker": threads,
+        "backend": backend_name,
+        "workers": plan.workers,
+        "in_flight": plan.in_flight,
+        "threads_per_worker": plan.threads,
         "wall_seconds": time.time() - started,
         "episode_budget": {"wall_seconds": wall_budget, "hang_timeout_seconds": config.task_timeout},
         "started_at": _dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(timespec="seconds"),
@@ -155,10 +196,6 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
         "graph": cand.graph,
         "episodes": ordered,
     }
-    _check_schema(metrics)
-    if out is not None:
-        write_json_atomic(out / "metrics.json", metrics)
-    return metrics
 
 
 def _tier_episodes(ex, tier: str, limit: int | None) -> list[dict]:
