@@ -9,6 +9,7 @@ import click
 
 from harness import __version__
 from harness.cli import canvas_cmds, executor_cmds, experiment_cmds, model_cmds, run_cmds, variant_cmds
+from harness.cli import session_cmds
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -22,5 +23,5 @@ def main() -> None:
     """
 
 
-for _module in (canvas_cmds, experiment_cmds, run_cmds, variant_cmds, model_cmds, executor_cmds):
+for _module in (canvas_cmds, experiment_cmds, run_cmds, variant_cmds, model_cmds, executor_cmds, session_cmds):
     _module.register(main)

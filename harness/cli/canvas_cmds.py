@@ -139,7 +139,7 @@ def register(main: click.Group) -> None:
         1 = patch failed or the result has problems, 2 = unreadable input.
         """
         from harness.canvas.graph import read_json_file
-        from harness.canvas.patch import apply_patch
+        from harness.canvas.patch import apply_patch, deprecations
 
         out_path = Path(out)
         try:
@@ -157,8 +157,10 @@ def register(main: click.Group) -> None:
                 write_text_atomic(out_path, json.dumps(result, indent=2) + "\n")
             except OSError as exc:
                 fail(UserError(f"{out_path}: cannot write: {exc.strerror or exc}"), as_json)
-        payload.update(applied=True, written=write, out=str(out_path))
+        payload.update(applied=True, written=write, out=str(out_path), deprecations=deprecations(patch))
         human = _summary_line(payload, str(out_path))
+        for note in payload["deprecations"]:
+            human += f"\ndeprecated: {note}"
         if problems:
             human = _problem_rows(problems) + "\n" + human
         human += f"\n{'wrote' if write else 'did not write (invalid)'} {out_path}"
