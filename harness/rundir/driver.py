@@ -57,8 +57,8 @@ def drive(variant: str, executor: str, *, agent_command: str, runs_dir: Path, ru
             if condition is not None:
                 reason = stopping.end(paths, manifest)["stop_reason"]
                 break
-            if state.read(paths)["status"] != "running":
-                state.refresh(paths, status="running", stop_reason=None)
+            if not sessions and state.read(paths)["status"] == "stopped":
+                state.refresh(paths, status="ready", stop_reason=None)  # resumed: "stopped" now means the agent ended it
         if len(sessions) >= max_sessions:
             reason = f"max_sessions: {max_sessions} agent sessions"
             break
