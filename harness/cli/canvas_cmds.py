@@ -216,9 +216,10 @@ def register(main: click.Group) -> None:
                   help="Also load a candidate's nodeset/*.py types (as candidate.<Name>).")
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON object {ok, types: [...]}.")
     def nodes_cmd(executor, candidate_dir, as_json):
-        """List the registered node types: ports, role, config schema.
+        """List the registered node types: ports, role, config schema, behaviour.
 
         This is the proposer's alphabet: every type a graph node may use.
+        `--json` adds each type's full `behaviour` (fallbacks included).
         """
         from harness.canvas.registry import default_registry, for_graph
 
@@ -265,7 +266,7 @@ def register(main: click.Group) -> None:
             table.add_row(*(Text(x) for x in (
                 t["name"], t["role"] or "-", ports(t["inputs"], True), ports(t["outputs"], False),
                 config(t["config_schema"]),
-                t["doc"] + (" (calls a model)" if t["uses_model"] else ""))))
+                t["behaviour"] + (" (calls a model)" if t["uses_model"] else ""))))
         console = _console()
         with console.capture() as capture:
             console.print(table)

@@ -153,3 +153,13 @@ def test_candidate_type_with_an_unknown_role_or_parent_is_a_load_error(tmp_path)
     errors = dict(overlay.load_errors)
     assert "unknown role 'planer'" in errors["nodeset/bad.py:2"] and "planner" in errors["nodeset/bad.py:2"]
     assert "extends='babyai.NoSuchType': no such node type" in errors["nodeset/orphan.py:2"]
+
+
+def test_every_babyai_type_documents_its_full_behaviour_with_fallbacks():
+    reg = default_registry()
+    reg.ensure_executor("babyai")
+    types = {nt.name: nt.to_dict() for nt in reg.all() if nt.name.startswith("babyai.") and not nt.is_simulator}
+    assert len(types) >= 15
+    assert all(len(t["behaviour"]) > len(t["doc"]) for t in types.values()), \
+        [n for n, t in types.items() if len(t["behaviour"]) <= len(t["doc"])]
+    assert "a single `left` turn" in types["babyai.FrontierExplore"]["behaviour"]
