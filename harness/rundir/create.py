@@ -103,9 +103,11 @@ def dry_run(variant: str, executor_or_seed: str, *, smoke_episodes: int | None, 
 
     find_variant(variant)
     spec, seed_candidate, executor, seed_dir = resolve_seed_candidate(executor_or_seed)
+    caps = {"smoke_episodes": smoke_episodes, "eval_episodes": eval_episodes}
     plan = iteration_plan(seed_dir, executor, smoke_tier="smoke",
                           performance_tier=executor.profile.get("performance_tier") or "search",
-                          smoke_episodes=smoke_episodes, eval_episodes=eval_episodes)
+                          smoke_episodes=tiers.episodes_override(caps, "smoke"),
+                          eval_episodes=tiers.episodes_override(caps, "eval"))
     return dict(plan, variant=variant, executor=spec.name, seed_candidate=seed_candidate)
 
 

@@ -78,7 +78,7 @@ def summary(metrics: dict) -> dict:
     primary = metrics.get("primary") or {}
     ci = primary.get("ci95") or [None, None]
     return {"metric": primary.get("metric"), "mean": primary.get("mean"), "ci_low": ci[0], "ci_high": ci[1],
-            "episodes": primary.get("n")}
+            "ci_method": primary.get("ci_method"), "episodes": primary.get("n")}
 
 
 def read_verdict(out_dir: Path) -> dict | None:

@@ -171,10 +171,27 @@ def find_duplicates(description: str, previous: list[dict[str, Any]]) -> list[di
 
 
 def normalised_patch(parent_graph: dict, graph: dict) -> str:
-    """The structured diff parent -> child as canonical text (op order ignored)."""
+    """The structured diff parent -> child as canonical text (op order ignored),
+    over graphs whose node configs have their types' defaults filled in (so
+    `{"horizon": 1}` and `{}` with default 1 are the same change)."""
     from harness.canvas.patch import diff_graphs
 
-    return json.dumps(sorted(json.dumps(op, sort_keys=True) for op in diff_graphs(parent_graph, graph)["ops"]))
+    ops = diff_graphs(_with_config_defaults(parent_graph), _with_config_defaults(graph))["ops"]
+    return json.dumps(sorted(json.dumps(op, sort_keys=True) for op in ops))
+
+
+def _with_config_defaults(graph: dict) -> dict:
+    from harness.canvas.node import _with_defaults
+    from harness.canvas.registry import for_graph
+
+    registry = for_graph(graph)
+    nodes = {}
+    for nid, spec in (graph.get("nodes") or {}).items():
+        node_type = registry.get(spec.get("type", "")) if isinstance(spec, dict) else None
+        if node_type is not None and isinstance(spec.get("config", {}), dict):
+            spec = dict(spec, config=_with_defaults(spec.get("config", {}), node_type))
+        nodes[nid] = spec
+    return dict(graph, nodes=nodes)
 
 
 def committed_changes(paths: RunPaths) -> list[dict[str, Any]]:
@@ -232,7 +249,8 @@ def content_duplicates(paths: RunPaths, staging: Path, parent: int) -> tuple[lis
 def check_duplicate(paths: RunPaths, staging: Path) -> dict[str, Any]:
     """Compare the staged attempt with earlier ones: its description (whitespace-
     normalised) always; once implemented, also its content hash and normalised
-    patch. Every duplicate found counts one resample, also after `stage --replace`."""
+    patch. Every distinct duplicate proposal (description and candidate content)
+    counts one resample, also after `stage --replace`; checking the same one again does not."""
     meta, _ = read_proposal(staging / "proposal.md")
     if not meta.get("description"):
         raise UserError(f"{staging / 'proposal.md'}: missing, or no 'description' in its front matter")
@@ -249,8 +267,12 @@ def check_duplicate(paths: RunPaths, staging: Path) -> dict[str, Any]:
     counter_path = paths.staging / f".aflow-duplicates-attempt{len(read_rows(paths.ledger))}.json"
     hits = json.loads(counter_path.read_text()) if counter_path.is_file() else []
     if unique:
-        hits.append(normalise(meta["description"]))
-        write_json_atomic(counter_path, hits)
+        from harness.rundir.tiers import content_hash
+
+        key = normalise(meta["description"]) + " | " + content_hash(staging / "candidate")
+        if key not in hits:  # checking the same unchanged proposal again is not another resample
+            hits.append(key)
+            write_json_atomic(counter_path, hits)
     duplicate = bool(unique)
     return {
         "duplicate": duplicate,

@@ -69,10 +69,15 @@ def test_duplicates_are_whitespace_normalised_and_resampled_at_most_five_times(f
     fresh = fake_run.staging("2", description="something new")
     assert aflow.check_duplicate(fake_run.paths, fresh)["duplicate"] is False
     dup = fake_run.staging("2-a", description="Add a memory node before   planning")
-    outcomes = [aflow.check_duplicate(fake_run.paths, dup) for _ in range(6)]
+    assert aflow.check_duplicate(fake_run.paths, dup)["resamples_used"] == 1
+    assert aflow.check_duplicate(fake_run.paths, dup)["resamples_used"] == 1  # the same proposal checked again
+    outcomes = []
+    for k in range(6):  # six different implementations of the same described change
+        (dup / "candidate" / "graph.json").write_text(f'{{"nodes": {{}}, "name": "try{k}"}}')
+        outcomes.append(aflow.check_duplicate(fake_run.paths, dup))
     assert all(o["duplicate"] for o in outcomes)
-    assert [o["resample"] for o in outcomes] == [True] * 5 + [False]
-    assert outcomes[-1]["give_up"] and outcomes[-1]["resamples_used"] == 6
+    assert [o["resample"] for o in outcomes] == [True] * 4 + [False] * 2
+    assert outcomes[-1]["give_up"] and outcomes[-1]["resamples_used"] == 7
     assert aflow.normalise(" a \n b ") == "a b"
     assert aflow.normalise("Add memory") != aflow.normalise("add memory")
 
@@ -115,7 +120,7 @@ def test_duplicates_by_content_hash_and_patch_and_the_count_survives_a_replace(f
     import shutil
 
     shutil.rmtree(staging)  # `stage --replace` wipes the folder: the count lives outside it
-    staging = fake_run.staging("2", description="remember more of the past")
+    staging = fake_run.staging("2", description="keep a longer memory")
     (staging / "candidate" / "graph.json").write_text(
         json.dumps({"name": "g0", "nodes": {"m": {"type": "core.Passthrough", "config": {"k": 2}}}}))
     again = aflow.check_duplicate(fake_run.paths, staging)
