@@ -25,4 +25,5 @@ EXECUTOR = ExecutorSpec(
     tier_expander="executors.babyai.tiers:expand_tier",
     optional_dependencies=("openpi_client",),
     oracle="executors.babyai.oracle:oracle",
+    state_renderer="executors.babyai.render:render_state",
 )

@@ -153,3 +153,29 @@ def shortest_path_length(env) -> int | None:
             pos = found[1]
         total += 1
     return total
+
+
+# --------------------------------------------------------------------------- stochastic mode
+
+SLIP_ACTIONS = (0, 1, 2)  # left, right, forward: what a slipped action becomes
+
+
+def slip_rng(episode: dict):
+    """The episode's action-slip generator, or None in the deterministic mode.
+    Seeded by (noise seed, episode seed): the same draws for every candidate
+    evaluated under one noise seed, fresh draws under another."""
+    p = float(episode.get("slip") or 0.0)
+    if p <= 0.0:
+        return None
+    import numpy as np
+
+    return np.random.default_rng([int(episode.get("noise_seed") or 0), int(episode["seed"])])
+
+
+def slipped(index: int, rng, p: float) -> int:
+    """With probability p the intended action is replaced by a random move
+    (one draw per executed action, so both candidates see the same noise)."""
+    if rng is None:
+        return index
+    slip, pick = rng.random(), int(rng.integers(len(SLIP_ACTIONS)))
+    return SLIP_ACTIONS[pick] if slip < p else index

@@ -14,4 +14,6 @@ def expand_tier(spec: dict, budgets: dict) -> list[dict]:
     for episode in out:
         if episode["level"] in per_level:
             episode["max_steps"] = int(per_level[episode["level"]])
+        if spec.get("slip"):  # the stochastic mode (see executors/babyai/envs.py)
+            episode["slip"] = float(spec["slip"])
     return out

@@ -9,8 +9,6 @@ import click
 
 from harness.cli.output import UserError, emit, fail
 
-TIERS = ("smoke", "search", "holdout")
-
 
 def default_out_dir(name: str, candidate_hash: str, tier: str, oracle: bool) -> Path:
     root = Path(os.environ.get("ARCHITECT_RESULTS_DIR") or Path("runs") / "_experiments")
@@ -25,9 +23,10 @@ def experiment() -> None:
 
 @experiment.command("run")
 @click.argument("candidate", type=click.Path(path_type=Path))
-@click.option("--tier", type=click.Choice(TIERS), required=True,
+@click.option("--tier", required=True,
               help="Episode tier of the executor's profile: smoke (5 episodes, plus the smoke-gate verdict), "
-                   "search (the performance tier) or holdout (sealed; never show it to a proposer).")
+                   "search (the performance tier) or holdout (sealed; never show it to a proposer), or another "
+                   "tier the profile defines (BabyAI: search-hard, holdout-hard, search-noisy).")
 @click.option("--episodes", type=click.IntRange(min=1), default=None,
               help="Only the first N episodes of the tier (same episodes every time).")
 @click.option("--workers", type=click.IntRange(min=1), default=None,

@@ -143,23 +143,54 @@ def check_cmd(run, staging, runs_dir, as_json):
         raise SystemExit(1)
 
 
+def _race_options(command):
+    """`evaluate`'s sequential racing against the parent (harness.evaluation.racing)."""
+    for option in reversed([
+        click.option("--race", is_flag=True, help="Race the child against its parent in batches of the parent's "
+                     "episodes; stop when an anytime-valid test decides (better, worse, or within the margin)."),
+        click.option("--alpha", type=float, default=0.05, show_default=True,
+                     help="--race: error rate of each decision."),
+        click.option("--margin", type=float, default=0.1, show_default=True,
+                     help="--race: equivalence margin on the mean difference (0.1 = 10 points)."),
+        click.option("--batch", type=click.IntRange(min=1), default=10, show_default=True,
+                     help="--race: episodes per batch."),
+    ]):
+        command = option(command)
+    return command
+
+
 def _tier_command(kind: str, name: str, doc: str):
+    def race_flags(fn):
+        return _race_options(fn) if kind == "eval" else fn
+
     @click.command(name, help=doc)
     @click.argument("run")
     @click.argument("staging")
+    @race_flags
     @RUNS_DIR_OPTION
     @JSON_OPTION
     @_handled
-    def command(run, staging, runs_dir, as_json):
+    def command(run, staging, runs_dir, as_json, race=False, alpha=0.05, margin=0.1, batch=10):
         from harness.rundir.run import open_staging
 
         with open_staging(run, staging, runs_dir) as (opened, folder):
-            verdict = opened.evaluate_staging(folder, kind, progress=not as_json)
+            if race:
+                from harness.evaluation.racing import RaceConfig
+                from harness.rundir.race import race_staging
+
+                verdict = race_staging(opened, folder, RaceConfig(alpha=alpha, margin=margin, batch=batch),
+                                       progress=not as_json)
+            else:
+                verdict = opened.evaluate_staging(folder, kind, progress=not as_json)
         human = ("passed" if verdict["passed"] else "FAILED: " + "; ".join(verdict["reasons"]))
         if verdict.get("primary", {}).get("mean") is not None:
             from harness.rundir.display import score_text
 
             human += f"  {verdict['primary'].get('metric')}: {score_text(verdict['primary'])}"
+        if verdict.get("race"):
+            r = verdict["race"]
+            human += (f"\nrace vs parent {r['parent']}: {r['verdict']} after {r['episodes']} of {r['parent_episodes']} "
+                      f"episodes ({r['decided_by']}; {r['error_rates']})")
         emit(dict(verdict, staging=str(folder), results=str(folder / kind)), as_json, human=human)
         if not verdict["passed"]:
             raise SystemExit(1)
@@ -170,7 +201,8 @@ def _tier_command(kind: str, name: str, doc: str):
 smoke_cmd = _tier_command("smoke", "smoke", "Run the smoke tier on a staged candidate (the smoke gate: clean exit, "
                           "at least one step per episode, a valid metric). Results go to STAGING/smoke/.")
 evaluate_cmd = _tier_command("eval", "evaluate", "Evaluate a staged candidate on the performance tier of the executor "
-                             "profile. Results go to STAGING/eval/.")
+                             "profile. Results go to STAGING/eval/. With --race, only as many of the parent's "
+                             "episodes as an anytime-valid paired test needs to decide (STAGING/eval/race.json).")
 
 
 @click.command("commit")
@@ -281,12 +313,19 @@ def rerun_cmd(run, iteration, times, runs_dir, as_json):
 @click.option("--max-skips", type=int, default=None, help="Consecutive discarded attempts that stop a new run (default 10).")
 @click.option("--smoke-episodes", type=click.IntRange(min=1), default=None, help="New run: use only the first N smoke episodes.")
 @click.option("--eval-episodes", type=click.IntRange(min=1), default=None, help="New run: use only the first N performance episodes.")
+@click.option("--certify/--no-certify", default=True, show_default=True,
+              help="When the loop stops, certify: reruns of iteration 0 and the best, then both on the sealed holdout.")
+@click.option("--certify-reruns", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Certification: performance-tier reruns of each.")
+@click.option("--holdout-episodes", type=click.IntRange(min=1), default=None,
+              help="Certification: only the first N holdout episodes (default: the run's --eval-episodes cap, else all).")
 @SPEND_OPTIONS
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @_handled
 def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations, max_skips, smoke_episodes,
-             eval_episodes, max_cost_usd, max_tokens, dry_run, runs_dir, as_json):
+             eval_episodes, certify, certify_reruns, holdout_episodes, max_cost_usd, max_tokens, dry_run, runs_dir,
+             as_json):
     """Drive the search: stage -> propose -> check -> smoke -> evaluate ->
     commit/discard, with live progress on stderr, ending with a summary table.
 
@@ -340,13 +379,23 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
         if found != (variant, executor_spec.name, seed_candidate):
             raise UserError(f"run {paths.run_id} is {manifest['variant']} on {manifest['executor']}, "
                             f"not {variant} on {executor}")
-    result = run_loop(paths, target=iterations, seed=seed, show=show, propose=spec.proposer())
+    certification = {"reruns": certify_reruns, "holdout_episodes": holdout_episodes} if certify else None
+    result = run_loop(paths, target=iterations, seed=seed, show=show, propose=spec.proposer(),
+                      certification=certification)
     table = _render(ledger_table(result["rows"], title=f"run {result['run_id']} — stopped: {result['stop_reason']}"))
     summary = {"ok": True, "run": result["run"], "run_id": result["run_id"], "stop_reason": result["stop_reason"],
-               "state": result["state"], "rows": result["rows"]}
+               "state": result["state"], "rows": result["rows"], "best": result["best"],
+               "certification": result.get("certification")}
+    from harness.rundir.evidence import best_text
+
+    human = f"{table}\n{best_text(result['best'])}"
+    if result.get("certification"):
+        from harness.rundir.certify import render
+
+        human += "\ncertification: " + render(result["certification"]).replace("\n", "\n  ")
     if as_json:
-        click.echo(table, err=True)
-    emit(summary, as_json, human=f"{table}\nrun: {result['run']}")
+        click.echo(human, err=True)
+    emit(summary, as_json, human=f"{human}\nrun: {result['run']}")
 
 
 def _latest_run(base: Path, variant: str, executor: str, seed_candidate: str) -> str | None:

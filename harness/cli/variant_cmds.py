@@ -56,11 +56,14 @@ def fitness_cmd(run, staging, seed, as_json):
     Reads STAGING/eval/metrics.json (written by `architect evaluate`), applies the
     variant's conversion (adas, kdloop: bootstrap 95% CI of the per-episode
     primary score with 100,000 resamples; aflow, random: mean score in percent)
-    and writes STAGING/fitness.json. A zero score is a result, not an error.
+    and writes STAGING/fitness.json, with the paired verdict against the parent
+    on the shared episodes (`vs_parent`: better / worse / indistinguishable,
+    exact McNemar for success). A zero score is a result, not an error.
     """
     from harness.fileio import write_json_atomic
     from harness.rundir.layout import resolve_run, resolve_staging
-    from harness.rundir.records import read_manifest
+    from harness.fileio import read_json
+    from harness.rundir.records import read_iteration_metrics, read_manifest
     from harness.variants.fitness import fitness_for
 
     paths = resolve_run(run)
@@ -69,11 +72,14 @@ def fitness_cmd(run, staging, seed, as_json):
     if not metrics_path.is_file():
         raise UserError(f"{metrics_path}: missing; run `architect evaluate {run} {staging}` first")
     man = read_manifest(paths)
+    parent = read_json(folder / "stage.json").get("parent")
     result = fitness_for(man["variant"], json.loads(metrics_path.read_text(encoding="utf-8")), seed=seed,
-                         primary_metric=man.get("profiles", {}).get("primary_metric"))
+                         primary_metric=man.get("profiles", {}).get("primary_metric"),
+                         parent_metrics=read_iteration_metrics(paths, parent) if parent is not None else None)
     result["staging"] = str(folder)
     write_json_atomic(folder / "fitness.json", result)
-    emit(result, as_json, result["text"])
+    human = result["text"] + (f"\nvs parent: {result['vs_parent']['text']}" if "vs_parent" in result else "")
+    emit(result, as_json, human)
 
 
 # --------------------------------------------------------------------------- adas
@@ -332,11 +338,32 @@ def kdloop_show(run, file, as_json):
 @json_option
 @_reports_errors
 def kdloop_specs(run, specs_file, stage, as_json):
-    """Validate SPECS_FILE (schemas/specs.schema.json, at most 3 specs) and log it."""
+    """Validate SPECS_FILE (schemas/specs.schema.json, at most 3 specs; THINK
+    writes it as RUN/memory/specs/<N>.json) and log it. A spec with
+    `stack_near_miss` must name a near-miss in experience.jsonl."""
     from harness.rundir.layout import resolve_run
     from harness.variants import kdloop
 
     result = kdloop.register_specs(resolve_run(run), specs_file, stage)
+    emit(result, as_json, _human_lines(result))
+
+
+@kdloop_group.command("slot")
+@run_argument
+@click.argument("specs_file", metavar="SPECS_FILE", type=click.Path(dir_okay=False, path_type=Path))
+@staging_argument
+@json_option
+@_reports_errors
+def kdloop_slot(run, specs_file, staging, as_json):
+    """Turn spec k of SPECS_FILE into slot STAGING (`staging/<N>-<k>`):
+    proposal.md (description, axes, parent, hypothesis, change) and, when the
+    spec has a structured patch, STAGING/edit.json to apply with
+    `architect patch STAGING/candidate/graph.json STAGING/edit.json -o STAGING/candidate/graph.json`."""
+    from harness.rundir.layout import resolve_run, resolve_staging
+    from harness.variants import kdloop
+
+    paths = resolve_run(run)
+    result = kdloop.materialize(paths, specs_file, resolve_staging(paths, staging))
     emit(result, as_json, _human_lines(result))
 
 
@@ -361,8 +388,8 @@ def kdloop_evaluate(run, stagings, as_json):
         if len({staging_iteration(f) for f in folders}) != 1:
             raise UserError("kdloop evaluate: all STAGING folders must belong to one iteration")
         result = kdloop.evaluate_slots(opened, folders)
-    human = "\n".join(f"{s['staging']}: {'passed' if s['passed'] else 'FAILED ' + '; '.join(s['reasons'])}"
-                      for s in result["slots"])
+    human = "\n".join([f"{s['staging']}: {'passed' if s['passed'] else 'FAILED ' + '; '.join(s['reasons'])}"
+                       for s in result["slots"]] + [result["why"]])
     emit(result, as_json, human)
 
 
@@ -376,8 +403,12 @@ def kdloop_pick(run, specs_file, stagings, as_json):
     """Choose the best evaluated slot of this iteration and log every slot.
 
     Each STAGING is a slot folder `staging/<N>-<k>` for spec k of SPECS_FILE.
-    Appends one experience.jsonl row per slot; prints `best` (commit it) and
-    `discard` (discard those).
+    The best is the highest mean; each slot gets its paired verdict against
+    the parent (`vs_parent`) and the best against the runner-up
+    (`vs_runner_up`; `near_tie` when indistinguishable). Appends one
+    experience.jsonl row per evaluated slot (failed slots enter no memory);
+    prints `best` (commit it) and `discard` (discard those: an evaluated
+    losing slot is archived under slots/, not counted as a skip).
     """
     from harness.rundir.layout import resolve_run, resolve_staging
     from harness.variants import kdloop
@@ -423,7 +454,8 @@ def kdloop_reflected(run, note, as_json):
 @json_option
 @_reports_errors
 def kdloop_coverage(run, as_json):
-    """Per intervention axis: experiments tried, improvements, failures, best delta."""
+    """Per intervention axis: evaluated experiments, paired verdicts against
+    their parents (improved = better; worse; indistinguishable), best delta."""
     from harness.rundir.layout import resolve_run
     from harness.variants import kdloop
 

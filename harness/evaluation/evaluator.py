@@ -34,13 +34,25 @@ def hang_grace_seconds(wall: float) -> float:
 
 def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int | None = None,
              in_flight: int | None = None, out_dir=None, use_cache: bool = True,
-             progress: bool = True, oracle: bool = False) -> dict:
+             progress: bool = True, oracle: bool = False, only: list[str] | None = None,
+             noise_seed: int = 0, reseed: int = 0) -> dict:
     """Evaluate CANDIDATE (a graph.json or a folder holding one) on a tier; return
-    the content of metrics.json (also written to `out_dir` when given)."""
+    the content of metrics.json (also written to `out_dir` when given).
+    `only`: just these episode ids of the tier. `noise_seed`: the seed of a
+    stochastic tier's noise (part of each episode and of the cache key).
+    `reseed`: fresh episodes, each episode's seed shifted by `reseed` (its id
+    marked `~seed+<reseed>`), for reruns of a deterministic agent."""
     started = time.time()
     cand = load_candidate(Path(candidate))
     ex = cand.executor
-    specs = _tier_episodes(ex, tier, episodes)
+    specs = _select(_tier_episodes(ex, tier, episodes), only, tier)
+    if reseed:
+        if not all("seed" in s for s in specs):
+            raise UserError(f"tier {tier!r} of executor {ex.name!r}: episodes have no seed to draw fresh ones from")
+        specs = [dict(s, seed=int(s["seed"]) + reseed, episode_id=f"{s['episode_id']}~seed+{reseed}") for s in specs]
+    stochastic = any(s.get("slip") for s in specs)
+    if stochastic:
+        specs = [dict(s, noise_seed=int(noise_seed)) for s in specs]
     out = Path(out_dir) if out_dir is not None else None
     if out is not None:
         (out / "episodes").mkdir(parents=True, exist_ok=True)
@@ -58,7 +70,7 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
         from harness.models import model_fingerprint
 
         code = code_fingerprint(ex.package_dir) + model_fingerprint(cand.graph, cand.directory)
-        cache = ResultCache(cand.hash, tier, code=code)
+        cache = ResultCache(cand.hash, f"{tier}~noise{noise_seed}" if stochastic else tier, code=code)
     tasks = []
     for index, ep in enumerate(specs):
         log_rel = None if (out is None or oracle) else f"episodes/{_safe(ep['episode_id'])}.jsonl"
@@ -153,6 +165,18 @@ def _tier_episodes(ex, tier: str, limit: int | None) -> list[dict]:
     if len(set(ids)) != len(ids):
         raise UserError(f"tier {tier!r} of executor {ex.name!r} repeats an episode_id")
     return specs
+
+
+def _select(specs: list[dict], only: list[str] | None, tier: str) -> list[dict]:
+    if only is None:
+        return specs
+    by_id = {str(s["episode_id"]): s for s in specs}
+    missing = [e for e in only if str(e) not in by_id]
+    if missing:
+        raise UserError(f"episode {missing[0]!r} is not in tier {tier!r}")
+    if not only:
+        raise UserError(f"no episodes selected from tier {tier!r}")
+    return [by_id[str(e)] for e in only]
 
 
 def _default_in_flight(cand: Candidate, workers: int) -> int:

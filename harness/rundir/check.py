@@ -114,6 +114,15 @@ def check_candidate(run: Run, staging: Path) -> list[dict]:
     return violations
 
 
+def check_seed(candidate: Path, out: Path) -> dict:
+    """Iteration 0's check.json: the same checks minus the comparison with a parent."""
+    files = whitelist.candidate_files(candidate)
+    violations = parse_violations(files) + graph_violations(candidate) + candidate_violations(candidate)
+    result = {"ok": not violations, "candidate_hash": content_hash(candidate), "violations": violations}
+    write_json_atomic(out, result)
+    return result
+
+
 def run_check(run: Run, staging: Path) -> dict:
     """Check the staged candidate and record the verdict with its content hash."""
     violations = check_candidate(run, staging)

@@ -17,6 +17,8 @@ from harness.rundir.records import now_iso
 from harness.rundir.run import Run
 
 CHECK_FILE = "check.json"
+SLOTS_DIR = "slots"
+SLOT_TRAILER = "Architect-Slot"
 
 
 def text_diff(parent: Path, child: Path) -> str:
@@ -127,7 +129,25 @@ def commit(run: Run, staging: Path, description: str | None = None) -> dict:
     return dict(row, commit=sha, path=str(run.paths.iteration(iteration)))
 
 
+def lost_slot(staging: Path, meta: dict) -> bool:
+    """A parallel slot whose performance evaluation passed for its current
+    content: discarding it means another slot won, not that it failed."""
+    if not meta.get("slot"):
+        return False
+    verdict = tiers.read_verdict(staging / "eval")
+    return bool(verdict and verdict.get("passed")
+                and verdict.get("candidate_hash") == tiers.content_hash(staging / "candidate"))
+
+
+def _archive_target(run: Run, staging: Path, attempt: int) -> Path:
+    target = run.root / SLOTS_DIR / staging.name
+    return target.with_name(f"{staging.name}-attempt{attempt}") if target.exists() else target
+
+
 def discard(run: Run, staging: Path, reason: str) -> dict:
+    """Drop an attempt. A failed one is removed (it counts as a skip); a losing
+    slot is archived under slots/<name>/ with its patch and diff against its
+    parent and committed (not a skip)."""
     reason = " ".join(reason.split())
     if not reason:
         raise UserError("--reason must say why the attempt is discarded")
@@ -136,9 +156,22 @@ def discard(run: Run, staging: Path, reason: str) -> dict:
     description = front.get("description") if front.get("description") != proposal.PLACEHOLDER else ""
     row = _row(run, staging, status="discarded", iteration=meta["iteration"],
                description=str(description or ""), reason=reason)
+    archive = None
+    if lost_slot(staging, meta):
+        archive = _archive_target(run, staging, row["attempt"])
+        parent_dir = run.paths.iteration(meta["parent"]) / "candidate"
+        write_json_atomic(staging / "patch.json", structured_patch(parent_dir, staging / "candidate"))
+        write_text_atomic(staging / "diff.txt", text_diff(parent_dir, staging / "candidate"))
+        row = dict(row, lost_slot=True, archived=archive.relative_to(run.root).as_posix())
     journal.begin(run.paths, {"op": "discard", "staging": staging.relative_to(run.root).as_posix(), "row": row})
     ledger.append_row(run.paths.ledger, row)
-    shutil.rmtree(staging)
+    if archive is not None:
+        archive.parent.mkdir(exist_ok=True)
+        staging.rename(archive)
+    else:
+        shutil.rmtree(staging)
     state.refresh(run.paths)
+    if archive is not None:
+        gitops.commit(run.root, f"slot {staging.name} archived: {reason}", (SLOT_TRAILER, meta["iteration"]), ["."])
     journal.end(run.paths)
     return row

@@ -177,6 +177,12 @@ def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run
     proposal.write(iteration0 / "proposal.md", {"description": "seed candidate", "axes": [], "parent": None},
                    f"\nThe seed candidate {seed_candidate} of executor {executor_name}.\n")
     caps = manifest["caps"]
+    from harness.rundir.check import check_seed
+
+    checked = check_seed(candidate, iteration0 / "check.json")
+    if checked["violations"]:
+        raise UserError(f"the seed candidate of {executor_name} fails its check: "
+                        + checked["violations"][0]["message"])
     say("iteration 0: smoke tier")
     smoke = tiers.run_tier(candidate, iteration0 / "smoke", kind="smoke", tier=smoke_tier,
                            episodes=tiers.episodes_override(caps, "smoke"), progress=progress)

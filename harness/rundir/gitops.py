@@ -43,6 +43,13 @@ def commit(root: Path, subject: str, trailer: tuple[str, int], paths: list[str])
     return head(root)
 
 
+def commit_pending(root: Path, subject: str, trailer: tuple[str, int]) -> str | None:
+    """Commit every uncommitted change of the run (None: the tree was clean)."""
+    if not git(root, "status", "--porcelain").strip():
+        return None
+    return commit(root, subject, trailer, ["."])
+
+
 def commit_iteration(root: Path, iteration: int, subject: str, paths: list[str]) -> str:
     return commit(root, subject, (TRAILER, iteration), paths)
 

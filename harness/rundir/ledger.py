@@ -35,12 +35,30 @@ def committed(rows: list[dict]) -> list[dict]:
 
 
 def trailing_skips(rows: list[dict]) -> int:
+    """Failed attempts since the last committed iteration. The slots of a
+    parallel iteration that another slot won are not skips: a losing slot
+    (evaluated, archived) and a failed one (which enters no memory) alike."""
     count = 0
-    for row in reversed(rows):
+    won = set()  # iterations committed so far, in attempt order
+    sibling_won = []
+    for row in rows:
+        if row["status"] == "committed":
+            won.add(row["iteration"])
+        sibling_won.append(row["status"] == "discarded" and bool(row.get("slot")) and row["iteration"] in won)
+    for row, forgiven in zip(reversed(rows), reversed(sibling_won)):
+        if row.get("lost_slot") or forgiven:
+            continue
         if row["status"] != "discarded":
             break
         count += 1
     return count
+
+
+def failed(row: dict) -> bool:
+    """A failed attempt (check or smoke failure, incomplete evaluation, given up):
+    it counts as a skip and enters no variant's memory, archive, experience or
+    duplicate check."""
+    return row["status"] == "discarded" and not row.get("lost_slot")
 
 
 def best_row(rows: list[dict]) -> dict | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from harness.errors import UserError
-from harness.rundir import ledger, state, stopping
+from harness.rundir import gitops, ledger, state, stopping
 from harness.rundir.check import run_check
 from harness.rundir.commit import commit, discard
 from harness.rundir.display import score_text
@@ -15,6 +15,10 @@ from harness.rundir.lock import run_lock
 from harness.rundir.recover import recover
 from harness.rundir.run import Run
 from harness.rundir.stage import clear_stale, stage
+
+
+LOOP_TRAILER = "Architect-Attempts"
+STOPPED = ("stop_file", "max_iterations", "iterations_done", "max_consecutive_skips", "max_cost_usd", "max_tokens")
 
 
 class Progress:
@@ -65,9 +69,12 @@ def attempt_once(run: Run, seed: int | None, show: Progress, propose) -> dict:
     return commit(run, staging, proposal.description)
 
 
-def run_loop(paths: RunPaths, *, target: int | None, seed: int | None, show: Progress, propose) -> dict:
+def run_loop(paths: RunPaths, *, target: int | None, seed: int | None, show: Progress, propose,
+             certification: dict | None = None) -> dict:
     """Drive the loop under the run lock with the variant's offline proposer
-    (`propose(staging, seed, attempt, seen)`); always records why it ended."""
+    (`propose(staging, seed, attempt, seen)`); always records why it ended.
+    When it stops (not on an error or interrupt) and `certification` is given
+    ({"reruns", "holdout_episodes"}), certify the run (harness.rundir.certify)."""
     with run_lock(paths.lock):
         for action in recover(paths):
             show.say(f"[yellow]recovered:[/] {action}")
@@ -100,5 +107,16 @@ def run_loop(paths: RunPaths, *, target: int | None, seed: int | None, show: Pro
             raise
         finally:
             final = state.refresh(paths, status="stopped", stop_reason=reason)
+            # the run is clean when the loop ends: final state, ledger and memory committed
+            gitops.commit_pending(paths.root, f"loop stopped: {reason}", (LOOP_TRAILER, final["attempts"]))
+        certified = None
+        if certification is not None and reason in STOPPED:
+            from harness.rundir.certify import certify
+
+            holdout = certification.get("holdout_episodes") or run.manifest["caps"].get("eval_episodes")
+            with show.status("certification: reruns of iteration 0 and the best, then the holdout"):
+                certified = certify(run, reruns=certification.get("reruns", 3), holdout_episodes=holdout)
+    from harness.rundir.evidence import best_view
+
     return {"run": str(paths.root), "run_id": paths.run_id, "stop_reason": reason, "state": final,
-            "rows": run.rows()}
+            "rows": run.rows(), "best": best_view(paths), "certification": certified}

@@ -67,7 +67,10 @@ def _recover_discard(paths: RunPaths, entry: dict) -> str:
     if not any(r["attempt"] == row["attempt"] for r in rows):
         ledger.append_row(paths.ledger, row)
     staging = paths.root / entry["staging"]
-    if staging.exists():
+    if staging.exists() and row.get("archived"):
+        (paths.root / row["archived"]).parent.mkdir(exist_ok=True)
+        staging.rename(paths.root / row["archived"])
+    elif staging.exists():
         shutil.rmtree(staging)
     return f"finished discarding attempt {row['attempt']} ({entry['staging']})"
 

@@ -68,6 +68,5 @@ def end(paths: RunPaths, manifest: dict, reason: str | None = None) -> dict:
     if paths.stop_file.exists():
         paths.stop_file.unlink()  # honoured once, like the offline loop: a later resume continues
     final = state.refresh(paths, status="stopped", stop_reason=why)
-    if gitops.git(paths.root, "status", "--porcelain").strip():
-        gitops.commit(paths.root, f"run stopped: {why}", (END_TRAILER, final["attempts"]), ["."])
+    gitops.commit_pending(paths.root, f"run stopped: {why}", (END_TRAILER, final["attempts"]))
     return {"stopped": True, "stop_reason": why, "state": final}

@@ -48,6 +48,14 @@ def archive_entries(paths: RunPaths, seed: int = 0) -> list[dict[str, Any]]:
                 fitness = bootstrap_ci(episode_scores(metrics, primary), seed=seed).text()
             except UserError:
                 fitness = None
+        vs_parent = None
+        parent_metrics = read_iteration_metrics(paths, parent) if isinstance(parent, int) else None
+        if metrics is not None and parent_metrics is not None:
+            from harness.evaluation.compare import verdict_summary
+
+            vs = verdict_summary(parent_metrics, metrics)
+            vs_parent = f"{vs['verdict']} (+{vs['gained']}/−{vs['lost']} episodes"
+            vs_parent += f", McNemar p={vs['p_value']:.3g})" if vs["p_value"] is not None else ")"
         entries.append({
             "generation": iteration,
             "name": meta.get("description") or row.get("description") or f"iteration {iteration}",
@@ -55,6 +63,7 @@ def archive_entries(paths: RunPaths, seed: int = 0) -> list[dict[str, Any]]:
             "axes": meta.get("axes") or row.get("axes") or [],
             "thought": body,
             "fitness": fitness or "not evaluated",
+            "vs_parent": vs_parent,
             **candidate_change(paths, iteration, parent if iteration != 0 else None),
         })
     return entries
@@ -106,6 +115,7 @@ def render_archive(entries: list[dict[str, Any]]) -> str:
             f"- parent: {e['parent']}",
             f"- axes: {', '.join(e['axes']) or 'none'}",
             f"- fitness: {e['fitness']}",
+            f"- vs parent (paired, same episodes): {e['vs_parent'] or 'n/a'}",
             "",
             "### Idea",
             e["thought"] or "(none)",

@@ -1,9 +1,12 @@
 """AFlow helpers: soft-mixed parent selection, per-parent experience, duplicates.
 
-Scores are mean primary scores in percent. A child is an accepted modification
-of its parent when its mean is strictly greater; everything else (worse, equal,
-or never evaluated) is rejected. Both lists are shown to the proposer as
-modifications not to repeat.
+Scores are mean primary scores in percent. A committed child is an accepted
+modification of its parent when its mean is strictly greater, else rejected;
+each carries the paired verdict against its parent on the shared episodes
+(better / worse / indistinguishable), so a near-tie reads as one. Failed
+attempts (discarded: check, smoke or evaluation failures) never happened as far
+as AFlow is concerned: they are in neither list nor in the duplicate check.
+Both lists are shown to the proposer as modifications not to repeat.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ import numpy as np
 from harness.errors import UserError
 from harness.fileio import write_json_atomic, write_text_atomic
 from harness.rundir.layout import RunPaths
-from harness.rundir.ledger import read_rows
+from harness.rundir.ledger import failed, read_rows
+from harness.rundir.records import read_iteration_metrics
 from harness.variants.fitness import committed_scores, read_proposal
 from harness.variant_api import VariantSpec
 
@@ -77,25 +81,29 @@ def run_scores_percent(paths: RunPaths) -> dict[int, float]:
 
 def experience(paths: RunPaths) -> dict[str, dict[str, Any]]:
     """Per parent: its score and the accepted (`success`) / rejected (`failure`) children."""
+    from harness.evaluation.compare import verdict_summary
+
     scores = run_scores_percent(paths)
     table: dict[str, dict[str, Any]] = {}
     for row in read_rows(paths.ledger):
         parent = row.get("parent")
-        if parent is None or row.get("iteration") == 0:
+        if parent is None or row.get("iteration") == 0 or row.get("status") != "committed":
             continue
         entry = table.setdefault(str(parent), {"score": scores.get(parent), "success": {}, "failure": {}})
-        child_score = scores.get(row["iteration"]) if row.get("status") == "committed" else None
+        child_score = scores.get(row["iteration"])
         record = {
             "modification": row.get("description", ""),
             "score": child_score,
             "axes": row.get("axes", []),
+            "verdict": None,
         }
-        if row.get("status") != "committed":
-            record["reason"] = row.get("reason")
-        key = f"{row['iteration']}" if row.get("status") == "committed" else f"{row['iteration']}-attempt{row.get('attempt')}"
+        child_metrics, parent_metrics = read_iteration_metrics(paths, row["iteration"]), read_iteration_metrics(paths, parent)
+        if child_metrics is not None and parent_metrics is not None:
+            vs = verdict_summary(parent_metrics, child_metrics)
+            record.update(verdict=vs["verdict"], gained=vs["gained"], lost=vs["lost"], p_value=vs["p_value"])
         parent_score = entry["score"]
         accepted = child_score is not None and parent_score is not None and child_score > parent_score
-        entry["success" if accepted else "failure"][key] = record
+        entry["success" if accepted else "failure"][str(row["iteration"])] = record
     return table
 
 
@@ -108,10 +116,10 @@ def render_experience(table: dict[str, dict[str, Any]], parent: int) -> str:
         "",
         "Do not repeat any modification below; build on accepted ones with something new.",
         "",
-        "## Accepted (scored strictly higher than the parent)",
+        "## Accepted (scored strictly higher than the parent; 'indistinguishable' marks a near-tie)",
     ]
     lines += _render_records(entry["success"]) or ["- none yet"]
-    lines += ["", "## Rejected (scored no higher, or failed before scoring)"]
+    lines += ["", "## Rejected (scored no higher than the parent)"]
     lines += _render_records(entry["failure"]) or ["- none yet"]
     return "\n".join(lines) + "\n"
 
@@ -119,10 +127,11 @@ def render_experience(table: dict[str, dict[str, Any]], parent: int) -> str:
 def _render_records(records: dict[str, dict[str, Any]]) -> list[str]:
     out = []
     for key, rec in records.items():
-        if rec["score"] is not None:
-            outcome = f"{rec['score']:.1f}%"
-        else:
-            outcome = f"not scored: {rec.get('reason') or 'failed'}"
+        outcome = f"{rec['score']:.1f}%" if rec["score"] is not None else "not scored"
+        if rec.get("verdict"):
+            outcome += f", {rec['verdict']} vs parent: +{rec['gained']}/−{rec['lost']} episodes"
+            if rec.get("p_value") is not None:
+                outcome += f", McNemar p={rec['p_value']:.3g}"
         out.append(f"- [{key}] ({outcome}) {rec['modification']}")
     return out
 
@@ -153,7 +162,7 @@ def previous_modifications(paths: RunPaths, exclude_iteration: int | None = None
     """Descriptions of every earlier attempt (ledger) and committed proposal."""
     seen = []
     for row in read_rows(paths.ledger):
-        if row.get("iteration") == 0 or not row.get("description"):
+        if row.get("iteration") == 0 or not row.get("description") or failed(row):
             continue
         seen.append({"iteration": row["iteration"], "status": row.get("status"), "description": row["description"]})
     if paths.iterations.is_dir():

@@ -18,11 +18,6 @@ from harness.rundir.ledger import read_rows
 from harness.rundir.records import committed_iterations, read_iteration_metrics
 
 BOOTSTRAP_RESAMPLES = 100_000
-# Rows of resampled indices drawn at once: bounds memory at ~chunk × n integers.
-_BOOTSTRAP_CHUNK = 10_000
-# Up to this many distinct scores (success 0/1, small integer rewards) the
-# resample counts are drawn per distinct value instead of per episode.
-_FEW_VALUES = 32
 
 
 # --------------------------------------------------------------------------- bootstrap
@@ -60,30 +55,14 @@ def bootstrap_ci(
     seed: int = 0,
 ) -> BootstrapCI:
     """Percentile bootstrap of the mean: `resamples` resamples with replacement."""
+    from harness.evaluation.paired import bootstrap_mean
+
     values = np.asarray(scores, dtype=float).ravel()
-    if values.size == 0:
-        raise UserError("bootstrap: no per-episode scores to resample")
-    if not np.all(np.isfinite(values)):
-        raise UserError("bootstrap: per-episode scores contain NaN or infinity")
-    if resamples < 1:
-        raise UserError(f"bootstrap: resamples must be >= 1, got {resamples}")
-    rng = np.random.default_rng(seed)
-    n = values.size
-    distinct, counts = np.unique(values, return_counts=True)
-    means = np.empty(resamples)
-    for start in range(0, resamples, _BOOTSTRAP_CHUNK):
-        rows = min(start + _BOOTSTRAP_CHUNK, resamples) - start
-        if distinct.size <= _FEW_VALUES:
-            # Same distribution as resampling indices, but O(k) per resample:
-            # how often each distinct score is drawn is multinomial.
-            draws = rng.multinomial(n, counts / n, size=rows)
-            means[start:start + rows] = draws @ distinct / n
-        else:
-            idx = rng.integers(0, n, size=(rows, n))
-            means[start:start + rows] = values[idx].mean(axis=1)
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    low, median, high = np.percentile(means, [tail, 50.0, 100.0 - tail])
-    return BootstrapCI(float(low), float(high), float(median), int(n), int(resamples))
+    try:
+        low, median, high = bootstrap_mean(values, confidence=confidence, resamples=resamples, seed=seed)
+    except ValueError as exc:
+        raise UserError(f"bootstrap: {exc}") from None
+    return BootstrapCI(low, high, median, int(values.size), int(resamples))
 
 
 def format_bootstrap(ci: BootstrapCI) -> str:
@@ -148,8 +127,9 @@ def primary_mean(metrics: dict[str, Any]) -> float | None:
 
 
 def fitness_for(variant: str, metrics: dict[str, Any], *, seed: int = 0,
-                primary_metric: str | None = None) -> dict[str, Any]:
-    """The variant's view of one evaluation: what its proposer and selector read."""
+                primary_metric: str | None = None, parent_metrics: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The variant's view of one evaluation: what its proposer and selector read,
+    with the paired verdict against the parent when its evaluation is given."""
     scores = episode_scores(metrics, primary_metric)
     mean = float(np.mean(scores)) if scores else 0.0
     result: dict[str, Any] = {
@@ -166,6 +146,10 @@ def fitness_for(variant: str, metrics: dict[str, Any], *, seed: int = 0,
         result["text"] = ci.text()
     else:
         result["text"] = f"Mean score: {mean * 100:.1f}%"
+    if parent_metrics is not None:
+        from harness.evaluation.compare import verdict_summary
+
+        result["vs_parent"] = verdict_summary(parent_metrics, metrics)
     return result
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from harness.errors import UserError
 from harness.fileio import write_text_atomic
 from harness.rundir.layout import RunPaths
-from harness.rundir.records import read_record
+from harness.rundir.records import read_iteration_metrics, read_metrics, read_record
 from harness.schemas import validate_instance
 from harness.fileio import read_jsonl
 from harness.variants.fitness import (
@@ -152,9 +152,29 @@ def load_specs(path: Path) -> dict[str, Any]:
     return doc
 
 
+def check_near_misses(paths: RunPaths, doc: dict[str, Any], where: Path) -> None:
+    """A `stack_near_miss` spec must name an evaluated experiment that scored
+    above its parent without a `better` verdict (a near-miss)."""
+    rows = read_jsonl(memory_path(paths, "experience")) if memory_path(paths, "experience").is_file() else []
+    for spec in doc["specs"]:
+        ref = spec.get("stack_near_miss")
+        if not ref:
+            continue
+        found = [r for r in rows if r["iteration"] == ref["iteration"] and r["slot"] == ref["slot"]]
+        if not found:
+            raise UserError(f"{where}: spec {spec['id']!r}: stack_near_miss names iteration {ref['iteration']} "
+                            f"slot {ref['slot']!r}, which experience.jsonl does not have")
+        row = found[-1]
+        if (row.get("delta") or 0) <= 0 or row.get("verdict") == "better":
+            raise UserError(f"{where}: spec {spec['id']!r}: iteration {ref['iteration']} slot {ref['slot']!r} is not a "
+                            f"near-miss (delta {row.get('delta')}, verdict {row.get('verdict')}): only a higher but "
+                            "indistinguishable result may be stacked again")
+
+
 def register_specs(paths: RunPaths, path: Path, stage: str) -> dict[str, Any]:
     """Validate THINK's (or CRITIC's) specs.json and log the event; empty THINK is recorded."""
     doc = load_specs(path)
+    check_near_misses(paths, doc, path)
     record_event(paths, {"event": stage, "iteration": doc["iteration"], "specs": len(doc["specs"]),
                          "axes": sorted({a for s in doc["specs"] for a in s["axes"]})})
     return {
@@ -169,11 +189,57 @@ def register_specs(paths: RunPaths, path: Path, stage: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- experiment
 
 
+EDIT_FILE = "edit.json"
+
+
+def materialize(paths: RunPaths, specs_path: Path, staging: Path) -> dict[str, Any]:
+    """Write the slot's proposal.md (description, axes, parent, hypothesis and
+    change as the body) from its spec, and its structured patch to edit.json
+    when the spec has one (apply it with `architect patch`)."""
+    from harness.rundir import proposal
+
+    doc = load_specs(specs_path)
+    slot = staging.name.split("-", 1)[1] if "-" in staging.name else ""
+    if not slot.isdigit() or not 1 <= int(slot) <= len(doc["specs"]):
+        raise UserError(f"{staging}: slot {slot!r} matches no spec in {specs_path} "
+                        f"(slots are 1..{len(doc['specs'])}, from `architect stage --slot k`)")
+    if staging_iteration(staging) != doc["iteration"]:
+        raise UserError(f"{staging}: belongs to iteration {staging_iteration(staging)}, "
+                        f"specs are for iteration {doc['iteration']}")
+    stage_meta = json.loads((staging / "stage.json").read_text(encoding="utf-8"))
+    if stage_meta.get("parent") != doc["parent"]:
+        raise UserError(f"{staging}: staged on parent {stage_meta.get('parent')}, the specs' parent is "
+                        f"{doc['parent']}: stage again with --parent {doc['parent']}")
+    spec = doc["specs"][int(slot) - 1]
+    meta = {"description": spec["description"], "axes": list(spec["axes"]), "parent": doc["parent"]}
+    if spec.get("hypothesis_id"):
+        meta["hypothesis_id"] = spec["hypothesis_id"]
+    body = f"\n## Hypothesis\n\n{spec['hypothesis']}\n"
+    if spec.get("change"):
+        body += f"\n## Change\n\n{spec['change']}\n"
+    if spec.get("stack_near_miss"):
+        ref = spec["stack_near_miss"]
+        body += f"\n## Stacked near-miss\n\nRe-tests iteration {ref['iteration']} slot {ref['slot']} on a new parent.\n"
+    proposal.write(staging / "proposal.md", meta, body)
+    out = {"staging": str(staging), "spec_id": spec["id"], "proposal": str(staging / "proposal.md"), "edit": None}
+    if spec.get("patch") is not None:
+        patch = spec["patch"] if isinstance(spec["patch"], dict) else {"ops": spec["patch"]}
+        write_text_atomic(staging / EDIT_FILE, json.dumps(patch, indent=1) + "\n")
+        out["edit"] = str(staging / EDIT_FILE)
+    return out
+
+
 def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[str, Any]:
-    """Score each slot, choose the best evaluated one, append every outcome to experience.jsonl."""
+    """Score each slot, choose the best evaluated one (highest mean), and give
+    each slot's paired verdict against the parent and the best's against the
+    runner-up (indistinguishable: a near-tie, reported as one). Evaluated slots
+    are appended to experience.jsonl; failed ones enter no memory."""
+    from harness.evaluation.compare import verdict_summary
+
     doc = load_specs(specs_path)
     parent = doc["parent"]
     parent_score = committed_scores(paths).get(parent)
+    parent_metrics = read_iteration_metrics(paths, parent)
     results = []
     for staging in stagings:
         slot = staging.name.split("-", 1)[1] if "-" in staging.name else ""
@@ -185,9 +251,17 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
                             f"specs are for iteration {doc['iteration']}")
         spec = doc["specs"][int(slot) - 1]
         score, reason = _slot_score(staging)
-        results.append({"staging": str(staging), "slot": slot, "spec": spec, "score": score, "reason": reason})
-    evaluated = [r for r in results if r["score"] is not None]
-    best = max(evaluated, key=lambda r: (r["score"], -int(r["slot"]))) if evaluated else None
+        vs_parent = None
+        if score is not None and parent_metrics is not None:
+            vs_parent = verdict_summary(parent_metrics, _metrics(staging))
+        results.append({"staging": str(staging), "slot": slot, "spec": spec, "score": score, "reason": reason,
+                        "vs_parent": vs_parent})
+    evaluated = sorted((r for r in results if r["score"] is not None), key=lambda r: (-r["score"], int(r["slot"])))
+    best = evaluated[0] if evaluated else None
+    vs_runner_up = None
+    if len(evaluated) > 1:
+        vs_runner_up = dict(verdict_summary(_metrics(Path(evaluated[1]["staging"])), _metrics(Path(best["staging"]))),
+                            runner_up=evaluated[1]["staging"])
 
     # A resumed loop may pick the same slots twice; a skipped iteration's number
     # is reused by fresh slots, told apart by when they were staged.
@@ -197,7 +271,7 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
         outcome = "failed" if r["score"] is None else ("committed" if r is best else "evaluated")
         r["outcome"] = outcome
         staged = _staged_at(Path(r["staging"]))
-        if (doc["iteration"], r["slot"], staged, r["spec"]["id"]) in already:
+        if outcome == "failed" or (doc["iteration"], r["slot"], staged, r["spec"]["id"]) in already:
             continue
         row = {
             "iteration": doc["iteration"], "slot": r["slot"], "parent": parent,
@@ -206,6 +280,8 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
             "parent_score": parent_score,
             "delta": None if r["score"] is None or parent_score is None else r["score"] - parent_score,
             "reason": r["reason"], "staged": staged,
+            "verdict": r["vs_parent"]["verdict"] if r["vs_parent"] else None,
+            "p_value": r["vs_parent"]["p_value"] if r["vs_parent"] else None,
         }
         append(paths, "experience", json.dumps(row))
     return {
@@ -214,10 +290,17 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
         "parent_score": parent_score,
         "best": best["staging"] if best else None,
         "best_description": best["spec"]["description"] if best else None,
+        "best_vs_parent": best["vs_parent"] if best else None,
+        "vs_runner_up": vs_runner_up,
+        "near_tie": bool(vs_runner_up and vs_runner_up["verdict"] == "indistinguishable"),
         "discard": [r["staging"] for r in results if r is not best],
-        "slots": [{k: r[k] for k in ("staging", "slot", "score", "outcome", "reason")} | {"spec_id": r["spec"]["id"]}
-                  for r in results],
+        "slots": [{k: r[k] for k in ("staging", "slot", "score", "outcome", "reason", "vs_parent")}
+                  | {"spec_id": r["spec"]["id"]} for r in results],
     }
+
+
+def _metrics(staging: Path) -> dict[str, Any]:
+    return read_metrics(staging / "eval" / "metrics.json")
 
 
 def slot_concurrency(slots: int, episodes: int, cores: int) -> int:
@@ -237,11 +320,19 @@ def evaluate_slots(run, stagings: list[Path]) -> dict[str, Any]:
 
     tier, override = run.tier("eval")
     episodes = override or len(load_executor(run.manifest["executor"]).episodes(tier))
-    workers = slot_concurrency(len(stagings), episodes, os.cpu_count() or 1)
+    cores = os.cpu_count() or 1
+    workers = slot_concurrency(len(stagings), episodes, cores)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         verdicts = list(pool.map(lambda folder: run.evaluate_staging(folder, "eval"), stagings))
+    per_slot = max(1, min(cores, episodes))
+    if workers >= len(stagings):
+        why = f"all {len(stagings)} slot(s) at once: {cores} cores, {per_slot} worker process(es) per slot"
+    else:
+        why = (f"{workers} slot(s) at a time: each evaluation already spreads its {episodes} episodes over "
+               f"{per_slot} worker process(es) and this machine has {cores} core(s)")
     return {
         "concurrent": workers,
+        "why": why,
         "episodes": episodes,
         "slots": [{"staging": str(folder), "passed": bool(v.get("passed")), "reasons": v.get("reasons") or [],
                    "primary": v.get("primary")} for folder, v in zip(stagings, verdicts)],
@@ -321,20 +412,27 @@ def record_reflect(paths: RunPaths, note: str | None) -> dict[str, Any]:
 
 
 def coverage(paths: RunPaths) -> dict[str, Any]:
-    """Per axis: experiments tried, how many beat their parent, best delta."""
-    table = {axis: {"experiments": 0, "improved": 0, "failed": 0, "best_delta": None} for axis in AXES}
+    """Per axis: evaluated experiments, their paired verdicts against the parent
+    (`improved` counts only `better`; a higher mean that is indistinguishable is
+    a near-tie), best delta."""
+    def empty() -> dict[str, Any]:
+        return {"experiments": 0, "improved": 0, "worse": 0, "indistinguishable": 0, "best_delta": None}
+
+    table = {axis: empty() for axis in AXES}
     for row in read_jsonl(memory_path(paths, "experience")):
+        if row.get("outcome") == "failed":
+            continue  # rows written before failed slots were kept out of memory
         for axis in row.get("axes", []):
-            cell = table.setdefault(axis, {"experiments": 0, "improved": 0, "failed": 0, "best_delta": None})
+            cell = table.setdefault(axis, empty())
             cell["experiments"] += 1
-            if row.get("outcome") == "failed":
-                cell["failed"] += 1
+            verdict = row.get("verdict")
+            if verdict == "better":
+                cell["improved"] += 1
+            elif verdict in ("worse", "indistinguishable"):
+                cell[verdict] += 1
             delta = row.get("delta")
-            if delta is not None:
-                if delta > 0:
-                    cell["improved"] += 1
-                if cell["best_delta"] is None or delta > cell["best_delta"]:
-                    cell["best_delta"] = delta
+            if delta is not None and (cell["best_delta"] is None or delta > cell["best_delta"]):
+                cell["best_delta"] = delta
     untried = [axis for axis, cell in table.items() if cell["experiments"] == 0]
     return {"axes": table, "untried": untried}
 

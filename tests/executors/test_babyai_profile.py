@@ -21,8 +21,11 @@ def ex():
 def test_tiers_sizes_and_ids(ex):
     smoke, search, holdout = (ex.episodes(t) for t in ("smoke", "search", "holdout"))
     assert len(smoke) == 5 and len(search) == 100 and len(holdout) >= 200
-    assert ex.sealed == {"holdout"}
-    for tier in (smoke, search, holdout):
+    assert ex.sealed == {"holdout", "holdout-hard"}
+    hard, hard_holdout = ex.episodes("search-hard"), ex.episodes("holdout-hard")
+    assert len(hard) == 100 and len(hard_holdout) == 200
+    assert not {e["episode_id"] for e in hard_holdout} & {e["episode_id"] for e in hard + search}
+    for tier in (smoke, search, holdout, hard, hard_holdout):
         ids = [e["episode_id"] for e in tier]
         assert len(set(ids)) == len(ids)
         assert all(e["episode_id"] == f"{e['level']}:{e['seed']}" for e in tier)

@@ -8,7 +8,10 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from rundir_kit import cli, git, iteration_commits
+
+from harness.schemas import validate_instance
 
 ITERATION_FILES = ["candidate/graph.json", "proposal.md", "patch.json", "diff.txt", "stage.json", "check.json",
                    "smoke/metrics.json", "smoke/verdict.json", "eval/metrics.json", "eval/verdict.json"]
@@ -21,6 +24,7 @@ def test_init_commits_iteration_zero(base_run: Path):
     assert manifest["caps"] == {"max_iterations": 40, "max_consecutive_skips": 10, "smoke_episodes": 2, "eval_episodes": 3}
     tracked = set(git(base_run, "ls-files").split())
     for name in ["manifest.json", "state.json", "ledger.jsonl", "goal.md", "iterations/0/candidate/graph.json",
+                 "iterations/0/check.json",
                  "iterations/0/eval/metrics.json", "iterations/0/smoke/metrics.json", ".gitignore"]:
         assert name in tracked, name
     metrics = json.loads((base_run / "iterations/0/eval/metrics.json").read_text())
@@ -35,7 +39,23 @@ def test_loop_commits_one_git_commit_per_iteration_with_complete_folders(run_dir
     committed = [r["iteration"] for r in out["rows"] if r["status"] == "committed"]
     assert committed == [0, 1, 2, 3]
     assert iteration_commits(run_dir) == committed
-    assert len(git(run_dir, "log", "--format=%H").split()) == 4  # exactly one commit per iteration
+    # one commit per iteration, the loop's end (final state), then the certification: the run is clean
+    subjects = git(run_dir, "log", "--format=%s").splitlines()
+    assert len(subjects) == 6 and subjects[1] == "loop stopped: iterations_done"
+    assert subjects[0].startswith("certification: best iteration")
+    assert git(run_dir, "status", "--porcelain").strip() == ""
+    cert = json.loads((run_dir / "certification.json").read_text())
+    assert validate_instance("certification", cert) == [] and cert == {k: v for k, v in out["certification"].items()
+                                                                       if k != "path"}
+    assert cert["best"] == out["best"]["iteration"] and len(cert["reruns"]["baseline"]["draws"]) == 3
+    assert cert["reruns"]["delta"] == pytest.approx(cert["reruns"]["best"]["mean"] - cert["reruns"]["baseline"]["mean"])
+    assert cert["deterministic"] is True and "--fresh-seeds" in cert["note"]  # the BabyAI graphs are deterministic
+    assert cert["holdout"]["tier"] == "holdout" and cert["holdout"]["episodes"] == 3  # the run's --eval-episodes
+    assert cert["holdout"]["verdict"] in ("better", "worse", "indistinguishable")
+    # holdout figures reach no proposer: nothing under memory/, iterations/ or the ledger mentions them
+    for path in [run_dir / "ledger.jsonl", *run_dir.glob("memory/**/*"), *run_dir.glob("iterations/*/proposal.md")]:
+        assert not path.is_file() or "holdout" not in path.read_text(), path
+    assert json.loads(git(run_dir, "show", "HEAD:state.json"))["status"] == "stopped"
     for n in committed[1:]:
         folder = run_dir / "iterations" / str(n)
         for name in ITERATION_FILES:
@@ -63,7 +83,7 @@ def test_random_loop_is_reproducible_with_its_seed(base_run: Path, tmp_path: Pat
     for name in ("a", "b"):
         shutil.copytree(base_run, tmp_path / name)
         out = cli("loop", "random", "babyai", "--run-id", name, "--runs-dir", str(tmp_path), "--resume",
-                  "--iterations", "1", "--seed", "11")
+                  "--iterations", "1", "--seed", "11", "--no-certify")
         rows.append([(r["status"], r["description"], r.get("candidate_hash")) for r in out["rows"]])
     assert rows[0] == rows[1] and len(rows[0]) >= 2
 

@@ -46,7 +46,7 @@ def test_same_seed_and_iteration_draw_the_same_parent():
     assert a == b and a != c
 
 
-def test_experience_splits_accepted_and_rejected_by_strict_improvement(fake_run):
+def test_experience_splits_accepted_and_rejected_by_strict_improvement_and_forgets_failed_attempts(fake_run):
     fake_run.commit([1, 0, 0, 0])                                      # 0: 25%
     fake_run.commit([1, 1, 0, 0], parent=0, description="add memory")  # 1: 50% accepted
     fake_run.commit([1, 0, 0, 0], parent=0, description="tune planner")  # 2: 25% equal -> rejected
@@ -54,12 +54,16 @@ def test_experience_splits_accepted_and_rejected_by_strict_improvement(fake_run)
     fake_run.commit([1, 1, 1, 0], parent=1, description="gate actions")  # 3: child of 1
     table = aflow.experience(fake_run.paths)
     assert [r["modification"] for r in table["0"]["success"].values()] == ["add memory"]
-    assert sorted(r["modification"] for r in table["0"]["failure"].values()) == ["broken rewire", "tune planner"]
+    # the committed child that scored no higher stays; the failed attempt never happened
+    assert [r["modification"] for r in table["0"]["failure"].values()] == ["tune planner"]
+    assert table["0"]["success"]["1"]["verdict"] == "indistinguishable"  # +1/−0 of 4 episodes: a near-tie
     assert list(table["1"]["success"]) == ["3"]
     result = aflow.write_experience(fake_run.paths, 0)
     text = (fake_run.root / "memory" / "experience.md").read_text()
-    assert result["accepted"] == 1 and result["rejected"] == 2
-    assert "add memory" in text and "tune planner" in text and "check: cycle" in text
+    assert result["accepted"] == 1 and result["rejected"] == 1
+    assert "add memory" in text and "tune planner" in text and "indistinguishable" in text
+    assert "broken rewire" not in text and "broken rewire" not in (fake_run.root / "memory" / "experience.json").read_text()
+    assert aflow.find_duplicates("broken rewire", aflow.previous_modifications(fake_run.paths)) == []
     assert (fake_run.root / "memory" / "experience.json").is_file()
 
 

@@ -109,7 +109,7 @@ def test_empty_think_fires_until_reflect(run, tmp_path):
     assert kdloop.reflect_due(run.paths)["due"] is False
 
 
-def test_pick_best_logs_every_slot_once(run, tmp_path):
+def test_pick_best_logs_every_evaluated_slot_once_with_its_paired_verdict(run, tmp_path):
     specs = _specs(tmp_path, [_spec(1, ("planning",)), _spec(2, ("observation",)), _spec(3, ("stopping",))])
     s1 = run.staging("1-1", [1, 1, 0, 0])
     s2 = run.staging("1-2", [1, 1, 1, 0])
@@ -117,13 +117,17 @@ def test_pick_best_logs_every_slot_once(run, tmp_path):
     result = kdloop.pick_best(run.paths, specs, [s1, s2, s3])
     assert result["best"] == str(s2) and sorted(result["discard"]) == sorted([str(s1), str(s3)])
     rows = [json.loads(l) for l in (run.root / "memory" / "experience.jsonl").read_text().splitlines()]
-    assert [r["outcome"] for r in rows] == ["evaluated", "committed", "failed"]
-    assert rows[1]["delta"] == pytest.approx(0.5) and rows[2]["score"] is None
+    assert [r["outcome"] for r in rows] == ["evaluated", "committed"]  # the failed slot enters no memory
+    assert rows[1]["delta"] == pytest.approx(0.5)
+    # +2/−0 on 4 episodes: McNemar p = 0.5, a near-tie with the parent, not an improvement
+    assert rows[1]["verdict"] == "indistinguishable" and rows[1]["p_value"] == pytest.approx(0.5)
+    assert result["near_tie"] is True and result["vs_runner_up"]["gained"] == 1
     assert all(validate_instance("kdloop_experience", r) == [] for r in rows)
     kdloop.pick_best(run.paths, specs, [s1, s2, s3])  # a resumed loop picks again
-    assert len((run.root / "memory" / "experience.jsonl").read_text().splitlines()) == 3
+    assert len((run.root / "memory" / "experience.jsonl").read_text().splitlines()) == 2
     cov = kdloop.coverage(run.paths)
-    assert cov["axes"]["observation"]["improved"] == 1 and cov["axes"]["stopping"]["failed"] == 1
+    assert cov["axes"]["observation"]["improved"] == 0 and cov["axes"]["observation"]["indistinguishable"] == 1
+    assert cov["axes"]["stopping"]["experiments"] == 0
     assert "memory/state" in cov["untried"] and "planning" not in cov["untried"]
 
 
@@ -164,4 +168,50 @@ def test_a_reused_iteration_number_logs_its_fresh_slots(run, tmp_path):
     again = run.staging("1-1", [1, 1], staged="2026-01-01T00:05:00+00:00")
     assert kdloop.pick_best(run.paths, specs, [again])["best"] == str(again)
     rows = [json.loads(l) for l in (run.root / "memory" / "experience.jsonl").read_text().splitlines()]
-    assert [r["outcome"] for r in rows] == ["failed", "committed"]
+    assert [r["outcome"] for r in rows] == ["committed"]
+
+
+def test_a_near_miss_may_be_stacked_only_if_it_was_one(run, tmp_path):
+    s1 = run.staging("1-1", [1, 1, 0, 0])   # +1/−0 on 4 episodes: higher, indistinguishable
+    kdloop.pick_best(run.paths, _specs(tmp_path, [_spec(1)]), [s1])
+    stacked = dict(_spec(1), stack_near_miss={"iteration": 1, "slot": "1", "delta": 0.25})
+    assert kdloop.register_specs(run.paths, _specs(tmp_path, [stacked], iteration=2, parent=1), "think")["specs"] == 1
+    unknown = dict(_spec(2), stack_near_miss={"iteration": 1, "slot": "3"})
+    with pytest.raises(UserError, match="does not have"):
+        kdloop.register_specs(run.paths, _specs(tmp_path, [unknown], iteration=2, parent=1), "think")
+    s2 = run.staging("2-1", [0, 0, 0, 0])   # below its parent: not a near-miss
+    kdloop.pick_best(run.paths, _specs(tmp_path, [_spec(1)], iteration=2), [s2])
+    worse = dict(_spec(1), stack_near_miss={"iteration": 2, "slot": "1"})
+    with pytest.raises(UserError, match="not a near-miss"):
+        kdloop.register_specs(run.paths, _specs(tmp_path, [worse], iteration=3, parent=1), "think")
+
+
+def test_slot_turns_a_spec_into_proposal_and_edit(run, tmp_path):
+    from harness.rundir import proposal
+
+    spec = dict(_spec(2, ("memory/state",)), change="retype memory", hypothesis_id="h1",
+                patch={"ops": [{"op": "retype_node", "id": "memory", "type": "babyai.FullMap", "config": {}}]})
+    specs = _specs(tmp_path, [_spec(1), spec])
+    folder = run.staging("1-2")
+    (folder / "stage.json").write_text(json.dumps({"iteration": 1, "slot": "2", "parent": 0, "created": "x"}))
+    out = kdloop.materialize(run.paths, specs, folder)
+    meta, body = proposal.read(folder / "proposal.md")
+    assert meta == {"description": "spec 2", "axes": ["memory/state"], "parent": 0, "hypothesis_id": "h1"}
+    assert "helps" in body and "retype memory" in body
+    assert json.loads((folder / "edit.json").read_text()) == spec["patch"] and out["edit"].endswith("edit.json")
+    (folder / "stage.json").write_text(json.dumps({"iteration": 1, "slot": "2", "parent": 3, "created": "x"}))
+    with pytest.raises(UserError, match="--parent 0"):
+        kdloop.materialize(run.paths, specs, folder)
+
+
+def test_slots_of_a_won_iteration_are_not_skips_failed_attempts_are():
+    from harness.rundir.ledger import trailing_skips
+
+    def row(status, iteration, slot=None, **extra):
+        return {"status": status, "iteration": iteration, "slot": slot, **extra}
+
+    won = [row("committed", 0), row("committed", 1, "1"), row("discarded", 1, "2", lost_slot=True),
+           row("discarded", 1, "3")]
+    assert trailing_skips(won) == 0
+    assert trailing_skips(won + [row("discarded", 2), row("discarded", 2, "1")]) == 2
+    assert trailing_skips([row("committed", 0), row("discarded", 1, "1"), row("discarded", 1, "2")]) == 2

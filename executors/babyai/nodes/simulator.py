@@ -32,7 +32,10 @@ MINIGRID_DIR_TO_HEADING = {0: 1, 1: 2, 2: 3, 3: 0}  # east, south, west, north
         },
         "additionalProperties": False,
     },
-    doc="A BabyAI level + seed per episode; explicit STOP; one env per level kept alive across episodes.",
+    doc="A BabyAI level + seed per episode; explicit STOP; one env per level kept alive across episodes. "
+        "In a tier's stochastic mode (episode `slip` > 0) each executed action is replaced by a random "
+        "move (left, right or forward) with that probability, drawn from a generator seeded by the "
+        "episode's noise seed and seed; `feedback.actions` names the action actually executed.",
 )
 class Simulator(SimulatorNode):
     def setup(self) -> None:
@@ -57,6 +60,7 @@ class Simulator(SimulatorNode):
         caps = [u.max_steps, episode.get("max_steps"), self.config.get("max_steps")]
         self.step_budget = min(int(c) for c in caps if c is not None)
         self.shortest = envs.shortest_path_length(self.env)
+        self.slip_rng = envs.slip_rng(episode)
         self.mission = self.obs["mission"]
         self._executed, self._blocked, self._feedback_tick = [], [], None
         return self._outputs()
@@ -77,7 +81,7 @@ class Simulator(SimulatorNode):
         for action in list(actions):
             if self.done():
                 break
-            index = W.action_index(action)
+            index = envs.slipped(W.action_index(action), self.slip_rng, float(self.episode.get("slip") or 0.0))
             before = tuple(u.agent_pos)
             # the enum member, not the int: minigrid's AndInstr tests `action is actions.done`
             self.obs, reward, self.terminated, self.truncated, _ = self.env.step(u.actions(index))

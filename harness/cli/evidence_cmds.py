@@ -1,0 +1,97 @@
+"""The optimizer's evidence: `architect episodes` (gained / lost episodes and
+paired statistics) and `architect episode` (one episode's trace, its state
+rendered at a tick, the divergence point against another candidate)."""
+
+from __future__ import annotations
+
+import click
+
+from harness.cli.output import emit
+from harness.cli.run_cmds import JSON_OPTION, RUNS_DIR_OPTION, _handled
+
+CONFIDENCE_OPTION = click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
+                                 help="Confidence of the paired tests and intervals.")
+
+
+@click.command("episodes")
+@click.argument("run")
+@click.argument("iteration", metavar="ITER")
+@click.option("--vs", "vs", default=None, metavar="ITER",
+              help="Compare against this iteration (or staging folder) instead of ITER's parent.")
+@CONFIDENCE_OPTION
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@_handled
+def episodes_cmd(run, iteration, vs, confidence, runs_dir, as_json):
+    """Per-episode outcomes of ITER against its parent on the shared episodes.
+
+    ITER is a committed iteration number or a staging folder name (`4-2`).
+    Lists the episodes gained, lost and unchanged (success), per level or
+    task group; per metric the paired mean difference with a bootstrap CI;
+    for success the exact McNemar p-value; and a verdict: better, worse or
+    indistinguishable at the stated confidence.
+    """
+    from harness.rundir.evidence import episodes_view
+    from harness.rundir.layout import resolve_run
+
+    view = episodes_view(resolve_run(run, runs_dir), iteration, vs, confidence)
+    emit(view, as_json, view["text"])
+
+
+@click.command("episode")
+@click.argument("run")
+@click.argument("iteration", metavar="ITER")
+@click.argument("episode", metavar="EPISODE")
+@click.option("--tick", type=click.IntRange(min=0), default=None,
+              help="Only this tick, with the executor's rendering of the state (replayed from the episode's seed).")
+@click.option("--vs", "vs", default=None, metavar="ITER",
+              help="Also find where this episode's trace departs from ITER's (first tick, first node firing).")
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@_handled
+def episode_cmd(run, iteration, episode, tick, vs, runs_dir, as_json):
+    """A readable trace of one EPISODE (an episode id, e.g. BabyAI-GoTo-v0:1003,
+    or a unique prefix) of ITER: per tick the observation summary, each node's
+    outputs and the actions. With --vs, the first tick and node firing where
+    the two candidates' traces diverge, and the first tick whose actions differ.
+    """
+    from harness.rundir.evidence import episode_view, render_episode
+    from harness.rundir.layout import resolve_run
+    from harness.rundir.records import read_record
+
+    paths = resolve_run(run, runs_dir)
+    executor = read_record("manifest", paths.manifest)["executor"]
+    view = episode_view(paths, iteration, episode, tick, vs, executor)
+    emit(view, as_json, render_episode(view))
+
+
+@click.command("certify")
+@click.argument("run")
+@click.option("--reruns", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Performance-tier reruns of iteration 0 and of the best (no cache).")
+@click.option("--holdout-episodes", type=click.IntRange(min=1), default=None,
+              help="Only the first N episodes of the sealed holdout tier (default: all).")
+@click.option("--fresh-seeds", is_flag=True,
+              help="Rerun on fresh episode seeds (for deterministic agents, whose reruns are otherwise identical).")
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@_handled
+def certify_cmd(run, reruns, holdout_episodes, fresh_seeds, runs_dir, as_json):
+    """End-of-run certification: re-evaluate iteration 0 and the best (mean ±
+    sd, Δ), then both on the sealed holdout with a paired test; writes and
+    commits RUN/certification.json. Run it when the search has stopped: its
+    holdout figures must never reach a proposer (do not read the file while
+    proposing)."""
+    from harness.rundir.certify import certify, render
+    from harness.rundir.run import open_run
+
+    with open_run(run, runs_dir) as opened:
+        record = certify(opened, reruns=reruns, holdout_episodes=holdout_episodes, fresh_seeds=fresh_seeds,
+                         progress=not as_json)
+    emit(record, as_json, render(record))
+
+
+def register(main: click.Group) -> None:
+    main.add_command(episodes_cmd)
+    main.add_command(episode_cmd)
+    main.add_command(certify_cmd)

@@ -1,0 +1,99 @@
+"""Episode-level comparison of two evaluations (two metrics.json contents) on
+their shared episodes: which episodes B gained or lost against A, per group
+(level, task group), and a paired test per metric. Plain data, for the CLI,
+the skills' helpers and the run report alike."""
+
+from __future__ import annotations
+
+from harness.evaluation.paired import CONFIDENCE, compare, pair_by_episode
+from harness.evaluation.records import metric_value
+
+# Metrics where a smaller value is the better one (the rest: larger is better).
+LOWER_IS_BETTER = frozenset({"steps", "ticks", "wall_seconds", "cost_usd", "model_calls", "input_tokens",
+                             "output_tokens"})
+
+
+def episode_group(record: dict) -> str:
+    """The group an episode is reported under: its level (BabyAI), else the
+    part of its id before ':' (a task group), else 'all'."""
+    if record.get("level"):
+        return str(record["level"])
+    head, sep, _ = str(record.get("episode_id", "")).partition(":")
+    return head if sep else "all"
+
+
+def primary_name(metrics: dict) -> str:
+    return (metrics.get("primary") or {}).get("metric") or "success_rate"
+
+
+def compare_evaluations(a: dict, b: dict, *, confidence: float = CONFIDENCE, seed: int = 0,
+                        metrics: list[str] | None = None) -> dict:
+    """B against A: gained / lost / unchanged episodes (on success), per group,
+    and a paired comparison of the primary and each secondary metric."""
+    pairs = pair_by_episode(a.get("episodes") or [], b.get("episodes") or [])
+    primary = primary_name(b)
+    names = [primary] + [m for m in (metrics if metrics is not None else list((b.get("secondary") or {})))
+                         if m != primary]
+    outcome = {"gained": [], "lost": [], "unchanged_success": [], "unchanged_failure": []}
+    groups: dict[str, dict] = {}
+    for ra, rb in pairs:
+        key = _outcome(ra["success"], rb["success"])
+        outcome[key].append(str(rb.get("episode_id", "?")))
+        g = groups.setdefault(episode_group(rb), {"episodes": 0, "gained": 0, "lost": 0, "unchanged": 0,
+                                                  "success_a": 0, "success_b": 0})
+        g["episodes"] += 1
+        g[key if key in ("gained", "lost") else "unchanged"] += 1
+        g["success_a"] += int(ra["success"])
+        g["success_b"] += int(rb["success"])
+    comparisons = {}
+    for name in names:
+        values = [(metric_value(ra, name), metric_value(rb, name)) for ra, rb in pairs]
+        values = [(x, y) for x, y in values if x is not None and y is not None]
+        comparisons[name] = compare([x for x, _ in values], [y for _, y in values], metric=name,
+                                    higher_is_better=name not in LOWER_IS_BETTER, confidence=confidence,
+                                    seed=seed).to_dict()
+    ids_a = {str(r.get("episode_id", i)) for i, r in enumerate(a.get("episodes") or [])}
+    ids_b = {str(r.get("episode_id", i)) for i, r in enumerate(b.get("episodes") or [])}
+    return {
+        "shared": len(pairs),
+        "only_a": len(ids_a - ids_b),
+        "only_b": len(ids_b - ids_a),
+        "primary_metric": primary,
+        "verdict": comparisons[primary]["verdict"],
+        "confidence": confidence,
+        "episodes": outcome,
+        "groups": dict(sorted(groups.items())),
+        "metrics": comparisons,
+    }
+
+
+def _outcome(a: bool, b: bool) -> str:
+    if a == b:
+        return "unchanged_success" if a else "unchanged_failure"
+    return "gained" if b else "lost"
+
+
+def render(result: dict, label_a: str, label_b: str) -> str:
+    """A readable summary: the verdict line, per group, then the episode lists."""
+    eps = result["episodes"]
+    lines = [f"{label_b} vs {label_a}: {result['shared']} shared episodes, "
+             f"+{len(eps['gained'])} gained / −{len(eps['lost'])} lost / "
+             f"{len(eps['unchanged_success']) + len(eps['unchanged_failure'])} unchanged"]
+    lines += [f"  {m['text']}" for m in result["metrics"].values()]
+    lines.append("per group (episodes: gained/lost, success A→B):")
+    for name, g in result["groups"].items():
+        lines.append(f"  {name}: {g['episodes']}: +{g['gained']}/−{g['lost']}, {g['success_a']}→{g['success_b']}")
+    for key in ("gained", "lost"):
+        lines.append(f"{key}: {' '.join(eps[key]) or '-'}")
+    return "\n".join(lines)
+
+
+def verdict_summary(a: dict, b: dict, *, confidence: float = CONFIDENCE) -> dict:
+    """The short form for ledgers, fitness and memory rows: B against A on the
+    primary metric (verdict, Δ, CI, gained / lost, McNemar p)."""
+    result = compare_evaluations(a, b, confidence=confidence, metrics=[])
+    primary = result["metrics"][result["primary_metric"]]
+    return {"verdict": result["verdict"], "confidence": confidence, "shared": result["shared"],
+            "delta": primary["delta"], "ci": [primary["ci_low"], primary["ci_high"]],
+            "gained": len(result["episodes"]["gained"]), "lost": len(result["episodes"]["lost"]),
+            "p_value": primary["p_value"], "text": primary["text"]}

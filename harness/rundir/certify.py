@@ -1,0 +1,156 @@
+"""Certification at the end of a run (study, E.4).
+
+The baseline (iteration 0) and the selected best are each re-evaluated
+`reruns` times under the run's performance configuration, without the cache
+(mean ± sd, Δ); then both are evaluated on the sealed holdout tier and compared
+with the paired test (the best on the search tier is biased upward: the
+winner's curse). Deterministic agents give identical reruns: the record says
+so, and `fresh_seeds` reruns them on fresh episode seeds instead. Stochastic
+tiers rerun under fresh noise seeds.
+
+The result, `certification.json` at the run's root, is committed. It holds
+holdout figures, so no proposer may read it: the skills never open it, the
+project settings deny reading it, and no variant helper reads it (a resumed
+run proposes from the ledger, iterations and memory only). It holds no holdout
+episode ids.
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from harness.errors import UserError
+from harness.evaluation.compare import compare_evaluations
+from harness.rundir import gitops, ledger
+from harness.rundir.evidence import best_view
+from harness.rundir.records import now_iso, write_record
+from harness.rundir.run import Run
+
+CERTIFICATION = "certification.json"
+TRAILER = "Architect-Certification"
+FRESH_SEED_STRIDE = 10_000_000   # far from every tier's seeds
+
+
+def _workers(episodes: int | None) -> int | None:
+    from harness.rundir.tiers import FEW_EPISODES
+
+    return 1 if episodes is not None and episodes <= FEW_EPISODES else None
+
+
+def holdout_tier(run: Run) -> str:
+    """The sealed tier matching the performance tier: `holdout-hard` for
+    `search-hard` when the profile has it, else `holdout`."""
+    from harness.executor_api import load_executor
+
+    performance = run.manifest["profiles"]["performance_tier"]
+    tiers = load_executor(run.manifest["executor"]).profile["tiers"]
+    suffix = performance[len("search"):] if performance.startswith("search") else ""
+    name = f"holdout{suffix}"
+    if name in tiers and tiers[name].get("sealed"):
+        return name
+    if "holdout" in tiers and tiers["holdout"].get("sealed"):
+        return "holdout"
+    raise UserError(f"executor {run.manifest['executor']!r} has no sealed holdout tier to certify on")
+
+
+def _draws(run: Run, iteration: int, reruns: int, fresh_seeds: bool, progress: bool) -> dict:
+    from harness.evaluation import evaluate
+
+    tier, episodes = run.tier("eval")
+    candidate = run.paths.iteration(iteration) / "candidate"
+    draws, vectors = [], []
+    for k in range(1, reruns + 1):
+        metrics = evaluate(candidate, tier, episodes=episodes, use_cache=False, progress=progress,
+                           workers=_workers(episodes), noise_seed=k,
+                           reseed=k * FRESH_SEED_STRIDE if fresh_seeds else 0)
+        if not metrics["complete"]:
+            raise UserError(f"certification: rerun {k} of iteration {iteration} is incomplete "
+                            f"({metrics['infra_failures']} infrastructure failures); certify again")
+        draws.append(metrics["primary"]["mean"])
+        vectors.append([r["success"] for r in metrics["episodes"]])
+    return {"iteration": iteration, "draws": draws, "mean": statistics.fmean(draws),
+            "sd": statistics.stdev(draws) if len(draws) > 1 else 0.0, "identical": all(v == vectors[0] for v in vectors)}
+
+
+def _holdout(run: Run, tier: str, best: int, episodes: int | None, progress: bool) -> dict:
+    from harness.evaluation import evaluate
+
+    runs = {}
+    for label, iteration in (("baseline", 0), ("best", best)):
+        runs[label] = evaluate(run.paths.iteration(iteration) / "candidate", tier, episodes=episodes,
+                               progress=progress, workers=_workers(episodes))
+        if not runs[label]["complete"]:
+            raise UserError(f"certification: the holdout evaluation of iteration {iteration} is incomplete; "
+                            "certify again")
+    paired = compare_evaluations(runs["baseline"], runs["best"], metrics=[])
+    primary = paired["metrics"][paired["primary_metric"]]
+    return {"tier": tier, "episodes": paired["shared"],
+            "baseline": runs["baseline"]["primary"]["mean"], "best": runs["best"]["primary"]["mean"],
+            "delta": primary["delta"], "ci": [primary["ci_low"], primary["ci_high"]],
+            "gained": len(paired["episodes"]["gained"]), "lost": len(paired["episodes"]["lost"]),
+            "p_value": primary["p_value"], "test": primary["test"], "verdict": paired["verdict"]}
+
+
+def certify(run: Run, *, reruns: int = 3, holdout_episodes: int | None = None, fresh_seeds: bool = False,
+            progress: bool = False) -> dict:
+    """Re-evaluate baseline and best, test both on the holdout, commit certification.json."""
+    if reruns < 1:
+        raise UserError("--reruns must be at least 1")
+    if holdout_episodes is not None and holdout_episodes < 1:
+        raise UserError("--holdout-episodes must be at least 1")
+    rows = ledger.read_rows(run.paths.ledger)
+    best_row = ledger.best_row(rows)
+    if best_row is None:
+        raise UserError(f"run {run.paths.run_id} has no committed iteration to certify")
+    best = best_row["iteration"]
+    selection = best_view(run.paths)
+    baseline_draws = _draws(run, 0, reruns, fresh_seeds, progress)
+    best_draws = baseline_draws if best == 0 else _draws(run, best, reruns, fresh_seeds, progress)
+    deterministic = not fresh_seeds and baseline_draws["identical"] and best_draws["identical"]
+    tier, episodes = run.tier("eval")
+    record = {
+        "schema_version": 1,
+        "run_id": run.paths.run_id,
+        "created": now_iso(),
+        "best": best,
+        "selection": selection,
+        "reruns": {
+            "tier": tier, "episodes": episodes, "times": reruns,
+            "episode_seeds": "fresh" if fresh_seeds else "the tier's",
+            "baseline": {k: baseline_draws[k] for k in ("iteration", "draws", "mean", "sd")},
+            "best": {k: best_draws[k] for k in ("iteration", "draws", "mean", "sd")},
+            "delta": best_draws["mean"] - baseline_draws["mean"],
+        },
+        "deterministic": deterministic,
+        "note": ("the agents are deterministic: reruns on the same episodes are identical; "
+                 "`architect certify RUN --fresh-seeds` reruns them on fresh episode seeds") if deterministic else None,
+        "holdout": _holdout(run, holdout_tier(run), best, holdout_episodes, progress),
+    }
+    path = run.root / CERTIFICATION
+    write_record("certification", path, record)
+    gitops.commit(run.root, f"certification: best iteration {best}, holdout {record['holdout']['verdict']}",
+                  (TRAILER, best), ["."])
+    return dict(record, path=str(path))
+
+
+def read(paths) -> dict | None:
+    """The run's certification.json (schema-checked), or None before certification."""
+    from harness.rundir.records import read_record
+
+    path = paths.root / CERTIFICATION
+    return read_record("certification", path) if path.is_file() else None
+
+
+def render(record: dict) -> str:
+    r, h = record["reruns"], record["holdout"]
+    lines = [
+        f"reruns ({r['times']}x, {r['tier']}, {r['episode_seeds']} episode seeds): "
+        f"baseline {r['baseline']['mean']:.3f} ± {r['baseline']['sd']:.3f}, "
+        f"best (iteration {record['best']}) {r['best']['mean']:.3f} ± {r['best']['sd']:.3f}, Δ {r['delta']:+.3f}",
+        f"holdout ({h['tier']}, {h['episodes']} episodes): {h['baseline']:.3f} → {h['best']:.3f} "
+        f"(Δ {h['delta']:+.3f}, +{h['gained']}/−{h['lost']}, p={h['p_value']}): {h['verdict']}",
+    ]
+    if record.get("note"):
+        lines.append(record["note"])
+    return "\n".join(lines)

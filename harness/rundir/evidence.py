@@ -1,0 +1,199 @@
+"""The optimizer's evidence inside a run: an iteration (or a staged slot)
+against its parent on the shared performance-tier episodes, one episode's
+trace, and how sure the run's "best" is. Plain data for the CLI and reports.
+
+Only performance-tier evaluations are read here; sealed-tier results
+(certification) never are."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import UserError
+from harness.evaluation.compare import compare_evaluations, render
+from harness.evaluation.paired import CONFIDENCE
+from harness.fileio import read_json
+from harness.rundir import ledger
+from harness.rundir.layout import STAGING_NAME, RunPaths
+from harness.rundir.records import read_metrics
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    label: str
+    folder: Path          # the iteration or staging folder
+    parent: int | None
+
+    @property
+    def eval_dir(self) -> Path:
+        return self.folder / "eval"
+
+    def metrics(self) -> dict:
+        path = self.eval_dir / "metrics.json"
+        metrics = read_metrics(path)
+        if metrics is None:
+            raise UserError(f"{path}: missing: {self.label} has no performance evaluation "
+                            "(run `architect evaluate` first)")
+        return metrics
+
+
+def locate(paths: RunPaths, ref: str | int) -> Evaluated:
+    """ITER is a committed iteration number, or a staging folder: its name
+    (`4-2`) or its path (`runs/<run>/staging/4`)."""
+    text = str(ref)
+    given = Path(text)
+    if given.is_dir() and given.resolve().parent == paths.staging.resolve():
+        text = given.resolve().name
+    elif text.isdigit():
+        n = int(text)
+        rows = {r["iteration"]: r for r in ledger.committed(ledger.read_rows(paths.ledger))}
+        if n not in rows:
+            raise UserError(f"iteration {n}: not committed in run {paths.run_id} (committed: {sorted(rows)})")
+        return Evaluated(f"iteration {n}", paths.iteration(n), rows[n].get("parent"))
+    name = text
+    folder = paths.staging / name
+    if not STAGING_NAME.match(name) or not folder.is_dir():
+        raise UserError(f"{text!r}: neither a committed iteration number nor a staging folder of run {paths.run_id}")
+    try:
+        parent = read_json(folder / "stage.json").get("parent")
+    except (OSError, ValueError):
+        parent = None
+    return Evaluated(f"staging {name}", folder, parent)
+
+
+def _baseline(paths: RunPaths, child: Evaluated, vs: str | int | None) -> Evaluated:
+    if vs is not None:
+        return locate(paths, vs)
+    if child.parent is None:
+        raise UserError(f"{child.label} has no parent: give --vs ITER")
+    return locate(paths, child.parent)
+
+
+def episodes_view(paths: RunPaths, ref: str | int, vs: str | int | None = None,
+                  confidence: float = CONFIDENCE) -> dict:
+    """Gained / lost / unchanged episodes of REF against its parent (or VS)."""
+    child = locate(paths, ref)
+    base = _baseline(paths, child, vs)
+    result = compare_evaluations(base.metrics(), child.metrics(), confidence=confidence)
+    return {"a": base.label, "b": child.label, **result, "text": render(result, base.label, child.label)}
+
+
+def _record(metrics: dict, label: str, episode: str) -> dict:
+    records = metrics.get("episodes") or []
+    exact = [r for r in records if str(r["episode_id"]) == episode]
+    if not exact:
+        exact = [r for r in records if str(r["episode_id"]).startswith(episode)]
+    if len(exact) != 1:
+        hint = "matches several" if exact else "matches none"
+        raise UserError(f"episode {episode!r} {hint} of the episodes of {label} "
+                        f"(e.g. {records[0]['episode_id'] if records else 'none'})")
+    return exact[0]
+
+
+def _log(ev: Evaluated, record: dict):
+    from harness.evaluation.trace import read_log
+
+    if not record.get("log"):
+        raise UserError(f"{ev.label}: episode {record['episode_id']} has no log")
+    return read_log(ev.eval_dir / record["log"])
+
+
+def episode_view(paths: RunPaths, ref: str | int, episode: str, tick: int | None = None,
+                 vs: str | int | None = None, executor: str | None = None) -> dict:
+    """One episode's trace (or one tick of it, with the executor's rendered
+    state); with VS, where the two traces diverge."""
+    from harness.evaluation.trace import actions_by_tick, divergence, replay_view, ticks
+
+    child = locate(paths, ref)
+    record = _record(child.metrics(), child.label, episode)
+    header, firings = _log(child, record)
+    out = {"label": child.label, "episode_id": record["episode_id"], "success": record["success"],
+           "termination": record["termination"], "steps": record["steps"], "ticks": ticks(firings, tick)}
+    if tick is not None and executor:
+        from harness.canvas.graph import read_json_file
+
+        candidate = child.folder / "candidate"
+        out["view"] = replay_view(read_json_file(candidate / "graph.json"), candidate, header["episode"], tick,
+                                  actions_by_tick(firings), executor)
+    if vs is not None:
+        base = locate(paths, vs)
+        base_record = _record(base.metrics(), base.label, str(record["episode_id"]))
+        _, base_firings = _log(base, base_record)
+        out["vs"] = {"label": base.label, "success": base_record["success"],
+                     "divergence": divergence(base_firings, firings)}
+    return out
+
+
+def render_episode(view: dict) -> str:
+    lines = [f"{view['label']} · {view['episode_id']}: {'success' if view['success'] else 'failure'} "
+             f"({view['termination']}, {view['steps']} steps)"]
+    for t in view["ticks"]:
+        lines.append(f"tick {t['tick']}: observation {t['observation']}")
+        for node in t["nodes"]:
+            extra = f" ERROR {node['error']}" if node.get("error") else ""
+            lines.append(f"  {node['node']} ({node['type']}): {node['outputs']}{extra}")
+        lines.append(f"  → actions {t['actions']}")
+    if view.get("view"):
+        lines += ["", view["view"]["rendered"] or view["view"]["note"]]
+        if view["view"]["rendered"] and view["view"]["note"]:
+            lines.append(view["view"]["note"])
+    if "vs" in view:
+        d = view["vs"]["divergence"]
+        if d is None:
+            lines.append(f"identical to {view['vs']['label']}")
+        else:
+            lines.append(f"diverges from {view['vs']['label']} at tick {d['tick']}, node {d['node']} "
+                         f"(firing {d['firing']}: {d['why']})")
+            lines.append(f"  {view['vs']['label']}: {d['parent_outputs']}")
+            lines.append(f"  {view['label']}: {d['child_outputs']}")
+            lines.append(f"  first tick with different actions: {d['first_action_tick']} "
+                         f"({d['parent_actions']} → {d['child_actions']})")
+    return "\n".join(lines)
+
+
+def best_view(paths: RunPaths, confidence: float = CONFIDENCE) -> dict | None:
+    """The run's best iteration by mean, and paired verdicts against iteration 0
+    and the runner-up: a best that is indistinguishable from the runner-up is a
+    near-tie and is reported as one."""
+    rows = ledger.read_rows(paths.ledger)
+    best = ledger.best_row(rows)
+    if best is None:
+        return None
+    scored = sorted((r for r in ledger.committed(rows) if (r.get("primary") or {}).get("mean") is not None),
+                    key=lambda r: (-r["primary"]["mean"], r["iteration"]))
+    out = {"iteration": best["iteration"], "mean": (best.get("primary") or {}).get("mean"),
+           "vs_baseline": None, "runner_up": None, "near_tie": False}
+
+    def verdict(other: int) -> dict | None:
+        try:
+            view = episodes_view(paths, best["iteration"], vs=other, confidence=confidence)
+        except UserError:
+            return None
+        primary = view["metrics"][view["primary_metric"]]
+        return {"iteration": other, "verdict": view["verdict"], "delta": primary["delta"],
+                "p_value": primary["p_value"], "ci": [primary["ci_low"], primary["ci_high"]],
+                "gained": len(view["episodes"]["gained"]), "lost": len(view["episodes"]["lost"])}
+
+    if best["iteration"] != 0:
+        out["vs_baseline"] = verdict(0)
+    others = [r["iteration"] for r in scored if r["iteration"] != best["iteration"]]
+    if others:
+        out["runner_up"] = verdict(others[0])
+        out["near_tie"] = bool(out["runner_up"] and out["runner_up"]["verdict"] == "indistinguishable")
+    return out
+
+
+def best_text(view: dict | None) -> str:
+    if not view:
+        return "no best yet"
+    text = f"best: iteration {view['iteration']}"
+    if view["vs_baseline"]:
+        b = view["vs_baseline"]
+        text += f"; vs iteration 0: {b['verdict']} (+{b['gained']}/−{b['lost']} episodes, p={b['p_value']})"
+    if view["runner_up"]:
+        r = view["runner_up"]
+        against = f"+{r['gained']}/−{r['lost']} episodes against it, p={r['p_value']}"
+        text += (f"; a near-tie with iteration {r['iteration']} ({against})"
+                 if view["near_tie"] else f"; {r['verdict']} than the runner-up, iteration {r['iteration']} ({against})")
+    return text
