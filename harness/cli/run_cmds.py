@@ -51,6 +51,12 @@ def SPEND_OPTIONS(command):
     return command
 
 
+def _fitness_rule():
+    from harness.variants.fitness import fitness_for
+
+    return fitness_for
+
+
 def _print_dry_run(variant, executor, smoke_episodes, eval_episodes, as_json) -> None:
     from harness.rundir.create import dry_run
     from harness.rundir.plan import render
@@ -95,7 +101,7 @@ def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episode
                      max_iterations=max_iterations,
                      max_skips=DEFAULT_MAX_SKIPS if max_skips is None else max_skips,
                      smoke_episodes=smoke_episodes, eval_episodes=eval_episodes, seed=seed, say=show.say,
-                     spend_caps={"max_cost_usd": max_cost_usd, "max_tokens": max_tokens})
+                     spend_caps={"max_cost_usd": max_cost_usd, "max_tokens": max_tokens}, fitness=_fitness_rule())
     emit({"ok": True, "run": str(paths.root), "run_id": paths.run_id}, as_json, human=str(paths.root))
 
 
@@ -369,7 +375,7 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
                          max_skips=DEFAULT_MAX_SKIPS if max_skips is None else max_skips,
                          smoke_episodes=smoke_episodes, eval_episodes=eval_episodes,
                          seed=0 if seed is None else seed, say=show.say,
-                         spend_caps={"max_cost_usd": max_cost_usd, "max_tokens": max_tokens})
+                         spend_caps={"max_cost_usd": max_cost_usd, "max_tokens": max_tokens}, fitness=_fitness_rule())
         show.say(f"run {paths.run_id}: iteration 0 committed")
     else:
         from harness.rundir.records import read_record

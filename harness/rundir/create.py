@@ -44,8 +44,10 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
              max_iterations: int | None = None, max_skips: int = DEFAULT_MAX_SKIPS,
              smoke_episodes: int | None = None, eval_episodes: int | None = None,
              seed: int | None = None, progress: bool = False, say=lambda msg: None,
-             spend_caps: dict | None = None) -> RunPaths:
-    """`spend_caps`: {"max_cost_usd", "max_tokens"} (None: no cap), enforced between iterations."""
+             spend_caps: dict | None = None, fitness=None) -> RunPaths:
+    """`spend_caps`: {"max_cost_usd", "max_tokens"} (None: no cap), enforced between iterations.
+    `fitness(variant, metrics, primary_metric=...)`: the variant's conversion, written to
+    iteration 0's fitness.json like every later iteration's (the caller hands it in)."""
     from harness.variant_api import find_variant
 
     variant_spec = find_variant(variant)  # an unknown variant is refused with the known ones
@@ -68,7 +70,7 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
     build = runs_dir / f".init-{run_id}-{os.getpid()}"
     try:
         _build(RunPaths(build), variant, executor_name, seed_candidate, seed_dir, profile, run_id, max_iterations, max_skips,
-               smoke_episodes, eval_episodes, seed, progress, say, spec, spend_caps or {})
+               smoke_episodes, eval_episodes, seed, progress, say, spec, spend_caps or {}, fitness)
         try:
             build.rename(target)
         except OSError:
@@ -111,14 +113,13 @@ def dry_run(variant: str, executor_or_seed: str, *, smoke_episodes: int | None, 
     return dict(plan, variant=variant, executor=spec.name, seed_candidate=seed_candidate)
 
 
-def _iteration0_fitness(variant: str, iteration0: Path, primary_metric: str) -> None:
+def _iteration0_fitness(fitness, variant: str, iteration0: Path, primary_metric: str) -> None:
     """iteration 0's fitness.json, like every later iteration's (the variant's one figure)."""
     from harness.rundir.records import read_metrics
-    from harness.variants.fitness import fitness_for
 
     metrics = read_metrics(iteration0 / "eval" / "metrics.json")
     if metrics is not None:
-        write_json_atomic(iteration0 / "fitness.json", fitness_for(variant, metrics, primary_metric=primary_metric))
+        write_json_atomic(iteration0 / "fitness.json", fitness(variant, metrics, primary_metric=primary_metric))
 
 
 def _remove_abandoned_builds(runs_dir: Path, run_id: str) -> None:
@@ -136,7 +137,7 @@ def _remove_abandoned_builds(runs_dir: Path, run_id: str) -> None:
 
 
 def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run_id, max_iterations, max_skips,
-           smoke_episodes, eval_episodes, seed, progress, say, spec, spend_caps) -> None:
+           smoke_episodes, eval_episodes, seed, progress, say, spec, spend_caps, fitness) -> None:
     from harness.rundir.plan import provenance
 
     paths.root.mkdir(parents=True)
@@ -193,7 +194,8 @@ def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run
                                 episodes=tiers.episodes_override(caps, "eval"), progress=progress)
     if not evaluation["passed"]:
         raise UserError(f"the seed candidate of {executor_name} could not be evaluated: " + "; ".join(evaluation["reasons"]))
-    _iteration0_fitness(variant, iteration0, manifest["profiles"]["primary_metric"])
+    if fitness is not None:
+        _iteration0_fitness(fitness, variant, iteration0, manifest["profiles"]["primary_metric"])
     write_text_atomic(iteration0 / "diff.txt", "")
     write_json_atomic(iteration0 / "patch.json", {"ops": []})
     row = {
