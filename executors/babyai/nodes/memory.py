@@ -39,7 +39,9 @@ class FullMap(Node):
                "additionalProperties": False},
            doc="Remembers cells seen within the last `horizon` ticks; older cells become unseen.")
 class WindowMap(Node):
-    """Like FullMap, but a cell not seen in the last `horizon` ticks returns to unseen."""
+    """Like FullMap (every visible cell written into a start-frame map, the latest view
+    wins), but a cell not seen in the last `horizon` ticks returns to unseen, so rooms
+    left behind are forgotten."""
 
     def reset(self, ctx):
         self.grid = W.new_map()
