@@ -8,7 +8,7 @@ prints exactly one JSON object on stdout (progress goes to stderr).
 import click
 
 from harness import __version__
-from harness.cli import canvas_cmds, evidence_cmds, executor_cmds, experiment_cmds, model_cmds, run_cmds, variant_cmds
+from harness.cli import canvas_cmds, data_cmds, evidence_cmds, executor_cmds, experiment_cmds, model_cmds, run_cmds, variant_cmds
 from harness.cli import session_cmds
 
 
@@ -23,5 +23,6 @@ def main() -> None:
     """
 
 
-for _module in (canvas_cmds, experiment_cmds, run_cmds, variant_cmds, model_cmds, executor_cmds, evidence_cmds, session_cmds):
+for _module in (canvas_cmds, experiment_cmds, run_cmds, variant_cmds, model_cmds, executor_cmds, evidence_cmds,
+                data_cmds, session_cmds):
     _module.register(main)

@@ -53,6 +53,8 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     stochastic = any(s.get("slip") for s in specs)
     if stochastic:
         specs = [dict(s, noise_seed=int(noise_seed)) for s in specs]
+    if not oracle:
+        _check_model_setup(cand)
     out = Path(out_dir) if out_dir is not None else None
     if out is not None:
         (out / "episodes").mkdir(parents=True, exist_ok=True)
@@ -192,6 +194,22 @@ def _default_in_flight(cand: Candidate, workers: int) -> int:
     except UserError as err:
         raise UserError(f"{cand.graph_path}: model profile: {err.message}") from None
     return max(workers, int(profile.concurrency or workers))
+
+
+def _check_model_setup(cand: Candidate) -> None:
+    """Refuse before any rollout when the pinned model cannot be reached as
+    configured (no API key, no cassette to replay): the error names the profile
+    and what is missing."""
+    if not cand.graph.get("model_profile"):
+        return
+    from harness.models import client_for_graph
+
+    try:
+        client = client_for_graph(cand.graph, cand.directory)
+    except UserError as err:
+        raise UserError(f"{cand.graph_path}: model profile {cand.graph['model_profile'].get('name')!r}: "
+                        f"{err.message}") from None
+    client.close()
 
 
 def _warnings(cand: Candidate) -> list[str]:

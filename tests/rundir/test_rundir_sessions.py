@@ -95,3 +95,13 @@ def test_check_refuses_a_candidate_identical_to_its_parent(run_dir: Path):
     graph.write_text(json.dumps(json.loads(graph.read_text()), indent=7))  # whitespace only: still the same candidate
     assert cli("check", run_dir.name, staging, "--runs-dir", runs, ok=False)["violations"][0]["code"] == "no_op"
     shutil.rmtree(staging)
+
+
+def test_provenance_asks_the_executor_spec_generically():
+    from harness.executor_api import find_executor
+    from harness.rundir.plan import provenance
+
+    babyai, mapgpt = provenance(find_executor("babyai")), provenance(find_executor("mapgpt"))
+    assert babyai["executor"] == {"name": "babyai"} and babyai["packages"]["numpy"]
+    assert mapgpt["executor"]["backend"] in ("mattersim", "graph") and "data_sha256" in mapgpt["executor"]
+    assert set(mapgpt["executor"]["data_present"]) == {"r2r"}

@@ -1,0 +1,39 @@
+"""MapGPT executor: R2R navigation on the Matterport3D graphs through a
+MatterSim-compatible simulator (the real MatterSim when importable, else the
+graph backend), MapGPT's module chain as node types, R2R metrics, tiers and a
+shortest-path oracle. See README.md.
+
+This module only declares the executor (`EXECUTOR`, published under the
+`architect.executors` entry-point group) and imports nothing heavy; the node
+types register when `executors.mapgpt.node_types` is imported.
+"""
+
+from harness.executor_api import DataRequirement, ExecutorSpec
+
+EXECUTOR = ExecutorSpec(
+    name="mapgpt",
+    package="executors.mapgpt",
+    node_modules=("executors.mapgpt.node_types",),
+    episode_keys=("instr_id",),
+    metrics={"success_rate": "higher", "spl": "higher", "ndtw": "higher", "sdtw": "higher",
+             "oracle_success": "higher", "nav_error": "lower", "trajectory_length": "lower",
+             "trajectory_steps": "lower"},
+    primary_metric="success_rate",
+    seeds={"mapgpt": "seeds/mapgpt", "mapgpt-heuristic": "seeds/mapgpt-heuristic"},
+    data=(DataRequirement(name="r2r", check="executors.mapgpt.data:complete", fetch="architect data fetch r2r"),),
+    optional_dependencies=("MatterSim",),
+    oracle="executors.mapgpt.oracle:oracle",
+    provenance="executors.mapgpt:provenance",
+)
+
+
+def provenance() -> dict:
+    """What produced this executor's results: the simulator backend the
+    `auto` setting picks here, and the data version (digest of the checked
+    files' sha256) with the data folder and whether every file is present."""
+    from executors.mapgpt import data
+    from executors.mapgpt.sim import real_mattersim_available
+
+    root = data.r2r_dir()
+    return {"backend": "mattersim" if real_mattersim_available() else "graph",
+            "data_sha256": data.manifest_digest(), "data_dir": str(root), "data_complete": data.complete(root)}

@@ -1,0 +1,57 @@
+"""Candidate builders: a panorama sweep -> the places the agent can move to next."""
+
+from __future__ import annotations
+
+import math
+
+from harness.canvas.registry import Node, node_type
+
+PORTS = dict(
+    inputs={"panorama": "Panorama"},
+    outputs={"candidates": {"type": "List[Candidate]",
+                            "doc": "{viewpoint, view_index, nav_index, heading, elevation, angle, position, "
+                                   "caption, objects[, image]} per reachable neighbour"}},
+)
+
+
+def _candidate(view: dict, loc: dict, angle: float) -> dict:
+    out = {"viewpoint": loc["viewpoint"], "view_index": view["view_index"], "nav_index": loc["nav_index"],
+           "heading": view["heading"] + loc["rel_heading"], "elevation": view["elevation"] + loc["rel_elevation"],
+           "view_heading": view["heading"], "view_elevation": view["elevation"], "angle": angle,
+           "position": loc["position"], "caption": view["caption"], "objects": view["objects"]}
+    if "image" in view:
+        out["image"] = view["image"]
+    return out
+
+
+@node_type("mapgpt.CandidateBuilder", **PORTS, role="candidates",
+           config_schema={"type": "object", "properties": {}, "additionalProperties": False},
+           doc="For each neighbour, keeps the view in which it is nearest the view centre (MapGPT's rule); "
+               "its caption and objects describe the candidate.")
+class CandidateBuilder(Node):
+    def step(self, inputs, ctx):
+        best: dict[str, dict] = {}
+        for view in inputs["panorama"]["views"]:
+            for loc in view["navigable"]:
+                angle = math.sqrt(loc["rel_heading"] ** 2 + loc["rel_elevation"] ** 2)
+                seen = best.get(loc["viewpoint"])
+                if seen is None or angle < seen["angle"]:
+                    best[loc["viewpoint"]] = _candidate(view, loc, angle)
+        return {"candidates": list(best.values())}
+
+
+@node_type("mapgpt.LevelViewCandidates", **PORTS, role="candidates",
+           config_schema={"type": "object", "properties": {}, "additionalProperties": False},
+           doc="Like CandidateBuilder but prefers level views (elevation 0) for the description; a neighbour "
+               "seen only looking up or down keeps its nearest such view.")
+class LevelViewCandidates(Node):
+    def step(self, inputs, ctx):
+        best: dict[str, dict] = {}
+        for view in inputs["panorama"]["views"]:
+            for loc in view["navigable"]:
+                angle = math.sqrt(loc["rel_heading"] ** 2 + loc["rel_elevation"] ** 2)
+                rank = (view["elevation"] != 0.0, angle)
+                seen = best.get(loc["viewpoint"])
+                if seen is None or rank < seen["_rank"]:
+                    best[loc["viewpoint"]] = dict(_candidate(view, loc, angle), _rank=rank)
+        return {"candidates": [{k: v for k, v in c.items() if k != "_rank"} for c in best.values()]}

@@ -1,0 +1,85 @@
+"""Map memory (places, adjacency, trajectory, one observation per place) and
+planning memory (the planner's latest plan and the action history)."""
+
+from __future__ import annotations
+
+from harness.canvas.registry import Node, node_type
+
+NO_PLAN = "Navigation has just started, with no planning yet."
+NO_HISTORY = "The navigation has just begun, with no history."
+
+
+def observation_text(candidate: dict) -> str:
+    objects = ", ".join(candidate.get("objects") or [])
+    text = candidate.get("caption") or "no description"
+    return f"{text} (objects: {objects})" if objects else text
+
+
+@node_type(
+    "mapgpt.MapMemory",
+    inputs={"state": "NavState", "candidates": "List[Candidate]"},
+    outputs={"map": {"type": "NavMap", "doc": "{places: [viewpoint ids; index = place number], edges: "
+                                              "{viewpoint: [neighbour ids]}, trajectory, observations: "
+                                              "{viewpoint: text}, images: {viewpoint: image}, current}"}},
+    config_schema={"type": "object", "additionalProperties": False, "properties": {
+        "keep_first_observation": {"type": "boolean", "default": False,
+                                   "description": "keep the first description of a place instead of the latest"}}},
+    role="memory",
+    doc="MapGPT's topological map: every place seen gets a number in order of first sight; the edges of "
+        "visited places, the trajectory, and one observation (the latest candidate view) per place.",
+)
+class MapMemory(Node):
+    def reset(self, ctx):
+        self.places: list[str] = []
+        self.edges: dict[str, list[str]] = {}
+        self.trajectory: list[str] = []
+        self.observations: dict[str, str] = {}
+        self.images: dict[str, object] = {}
+
+    def step(self, inputs, ctx):
+        here = inputs["state"]["viewpoint"]
+        if here not in self.places:
+            self.places.append(here)
+        if not self.trajectory or self.trajectory[-1] != here:
+            self.trajectory.append(here)
+        for cand in inputs["candidates"]:
+            vp = cand["viewpoint"]
+            if vp not in self.places:
+                self.places.append(vp)
+            if vp not in self.observations or not self.config["keep_first_observation"]:
+                self.observations[vp] = observation_text(cand)
+                if "image" in cand:
+                    self.images[vp] = cand["image"]
+        self.edges.setdefault(here, [c["viewpoint"] for c in inputs["candidates"]])
+        return {"map": {"places": self.places, "edges": self.edges, "trajectory": self.trajectory,
+                        "observations": self.observations, "images": self.images, "current": here}}
+
+
+@node_type(
+    "mapgpt.PlanningMemory",
+    inputs={"planning": {"type": "Text", "required": False, "doc": "the planner's new plan (parser output)"},
+            "choice": {"type": "Choice", "required": False, "doc": "the option taken this step"}},
+    outputs={"planning": {"type": "Text", "doc": "the latest plan (a start text before the first)"},
+             "history": {"type": "Text", "doc": "'step 0: <option>, step 1: ...'"}},
+    config_schema={"type": "object", "additionalProperties": False, "properties": {
+        "max_history": {"type": "integer", "minimum": 1, "maximum": 30, "default": 15,
+                        "description": "most recent steps kept in the history text"}}},
+    role="planning memory",
+    doc="Keeps the planner's latest plan and a one-line history of the options taken; wire its outputs "
+        "back to the prompt builder with delay 1.",
+)
+class PlanningMemory(Node):
+    def reset(self, ctx):
+        self.plan = NO_PLAN
+        self.steps: list[str] = []
+
+    def step(self, inputs, ctx):
+        if inputs.get("planning"):
+            self.plan = inputs["planning"]
+        choice = inputs.get("choice")
+        if choice is not None:
+            self.steps.append(choice["option"]["text"])
+        kept = self.steps[-self.config["max_history"]:]
+        first = len(self.steps) - len(kept)
+        history = ", ".join(f"step {first + i}: {text}" for i, text in enumerate(kept)) or NO_HISTORY
+        return {"planning": self.plan, "history": history}

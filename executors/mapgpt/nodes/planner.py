@@ -1,0 +1,118 @@
+"""Planner nodes without a model.
+
+`mapgpt.HeuristicPlanner` answers in the LLM planner's format (Thought / New
+Planning / Action: <letter>) so that the same parser reads either. It walks
+along the instruction: it estimates how many moves the instruction describes,
+expects the landmark words of the part it has reached to show up in the next
+place's caption and objects, follows the direction words of that part, avoids
+places already visited unless every option was visited (then it backtracks
+towards the place with the most unvisited neighbours on the map), and stops
+once the estimated number of moves is done or the instruction's final
+landmark is in view of where it stands.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from harness.canvas.registry import Node, node_type
+
+_WORD = re.compile(r"[a-z]+")
+STOPWORDS = frozenset("""a an the and then to of in on at into onto by with from for your you go walk turn
+take make head continue keep until past through toward towards straight forward left right around up down
+stop wait stand there here it is are be that this which when where once after before next front near
+way just little bit few steps step slightly room area exit enter leave out off over between across along
+side end first second third again back inside outside""".split())
+DIRECTIONS = {"left": "turn left", "right": "turn right", "straight": "go forward", "forward": "go forward",
+              "around": "turn around", "upstairs": "go up", "downstairs": "go down", "up": "go up",
+              "down": "go down"}
+
+
+def words(text: str) -> list[str]:
+    return [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+            for w in _WORD.findall(text.lower())]
+
+
+def landmarks(text: str) -> list[str]:
+    return [w for w in words(text) if w not in STOPWORDS and len(w) > 2]
+
+
+def segments(instruction: str) -> list[str]:
+    parts = [p.strip() for p in re.split(r"[.,;!]|\bthen\b|\band\b", instruction.lower()) if p.strip()]
+    return parts or [instruction.lower()]
+
+
+@node_type(
+    "mapgpt.HeuristicPlanner",
+    inputs={"instruction": "Text", "map": "NavMap", "candidates": "List[Candidate]", "state": "NavState",
+            "options": "List[Option]"},
+    outputs={"text": {"type": "Text", "doc": "a reply in the LLM planner's format (Thought / New Planning / Action)"}},
+    config_schema={"type": "object", "additionalProperties": False, "properties": {
+        "moves_per_segment": {"type": "number", "minimum": 0.3, "maximum": 2.0, "default": 0.8,
+                              "description": "moves expected per instruction segment (split at , . ; and then)"},
+        "landmark_weight": {"type": "number", "minimum": 0, "maximum": 5, "default": 1.0,
+                            "description": "score per landmark word of the current segment seen at a place"},
+        "direction_weight": {"type": "number", "minimum": 0, "maximum": 5, "default": 0.6,
+                             "description": "score when an option's direction matches the segment's direction word"},
+        "revisit_penalty": {"type": "number", "minimum": 0, "maximum": 10, "default": 3.0,
+                            "description": "score subtracted from places already visited"},
+        "final_landmark_stop": {"type": "boolean", "default": True,
+                                "description": "stop early when the last segment's landmarks describe the places in view"}}},
+    role="planner",
+    doc="Model-free planner: instruction landmarks vs captions/objects, direction words, no revisits "
+        "(backtracking on the map when stuck), stop after the estimated number of moves.",
+)
+class HeuristicPlanner(Node):
+    def step(self, inputs, ctx):
+        cfg = self.config
+        options = inputs["options"]
+        parts = segments(inputs["instruction"])
+        expected = max(2, round(cfg["moves_per_segment"] * len(parts)))
+        step = inputs["state"]["decisions"]
+        current = parts[min(len(parts) - 1, int(step * len(parts) / expected))]
+        stop = next((o for o in options if o["kind"] == "stop"), None)
+        if stop is not None and (step >= expected or self._at_goal(inputs, parts[-1])):
+            return {"text": self._reply(f"I have covered about {step} of {expected} expected moves "
+                                        f"and reached the end of the instruction.", "Stop here.", stop)}
+        nav_map = inputs["map"]
+        visited = set(nav_map["trajectory"])
+        by_vp = {c["viewpoint"]: c for c in inputs["candidates"]}
+        goal_words = set(landmarks(current))
+        cue = next((DIRECTIONS[w] for w in words(current) if w in DIRECTIONS), None)
+        moves = [o for o in options if o["kind"] == "move"]
+        if all(o["viewpoint"] in visited for o in moves):
+            best = max(moves, key=lambda o: self._frontier(nav_map, o["viewpoint"], visited))
+            why = "every option was visited already, so I backtrack towards unexplored places"
+        else:
+            def score(option):
+                cand = by_vp[option["viewpoint"]]
+                seen = set(words(cand["caption"] + " " + " ".join(cand["objects"])))
+                value = cfg["landmark_weight"] * len(goal_words & seen)
+                if cue is not None and option["text"].startswith(cue):
+                    value += cfg["direction_weight"]
+                if option["viewpoint"] in visited:
+                    value -= cfg["revisit_penalty"]
+                return value - 1e-3 * cand["angle"]
+            best = max(moves, key=score)
+            why = f"the current part of the instruction is '{current}'"
+        return {"text": self._reply(why, f"Follow '{current}', then continue with the instruction.", best)}
+
+    def _at_goal(self, inputs, last_part: str) -> bool:
+        if not self.config["final_landmark_stop"]:
+            return False
+        goal = set(landmarks(last_part))
+        if not goal:
+            return False
+        here = inputs["map"]["observations"].get(inputs["state"]["viewpoint"], "")
+        return goal <= set(words(here))
+
+    @staticmethod
+    def _frontier(nav_map: dict, viewpoint: str, visited: set) -> float:
+        neighbours = nav_map["edges"].get(viewpoint, [])
+        return sum(1 for n in neighbours if n not in visited) - 0.01 * nav_map["trajectory"][::-1].index(viewpoint) \
+            if viewpoint in nav_map["trajectory"] else math.inf
+
+    @staticmethod
+    def _reply(thought: str, plan: str, option: dict) -> str:
+        return f"Thought: {thought}\nNew Planning: {plan}\nAction: {option['letter']}"
