@@ -19,6 +19,7 @@ from pathlib import Path
 
 from executors import load_executor
 from harness.canvas.runtime import GraphRunner
+from harness.executor_api import seed_graph_path
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,6 +51,23 @@ def improved(graph: dict) -> dict:
     better["nodes"]["memory"] = {"type": "babyai.FullMap", "config": {}}
     better["nodes"]["explore"] = {"type": "babyai.FrontierExplore", "config": {}}
     return better
+
+
+def rows(full: bool) -> list[dict]:
+    """Rows for bench/run_all.py (reduced: the smoke tier; full: smoke and search)."""
+    ex = load_executor("babyai")
+    graph = json.loads(seed_graph_path("babyai").read_text())
+    out = []
+    for tier in (("smoke", "search") if full else ("smoke",)):
+        episodes = ex.episodes(tier)
+        seed = summarise(*run_graph(graph, episodes))
+        start = time.perf_counter()
+        oracle = summarise([ex.oracle(e) for e in episodes], time.perf_counter() - start)
+        out += [{"metric": f"seeds/babyai success, {tier} tier ({seed['episodes']} episodes)",
+                 "value": seed["success_rate"], "target": None,
+                 "note": f"{seed['seconds_per_100']:.1f} s per 100 episodes, one process"},
+                {"metric": f"BabyAI bot (oracle) success, {tier} tier", "value": oracle["success_rate"], "target": None}]
+    return out
 
 
 def main() -> None:

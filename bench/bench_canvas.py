@@ -1,9 +1,12 @@
-"""Canvas benchmarks: static validation of a 50-node graph, and the runtime's
-per-firing overhead against calling the same node functions directly.
+"""Canvas benchmarks: static validation (50-node graph, and its growth over
+10 / 50 / 200 / 1,000 nodes), the runtime's cost per node firing with and
+without the episode log, and patch application against its op count.
 
-    python bench/bench_canvas.py [--nodes 50] [--ticks 2000]
+    python bench/bench_canvas.py [--full]
 
-Targets: validation p50 < 1 ms; runtime overhead < 10 µs per firing.
+Targets: validation p50 < 1 ms on 50 nodes, growing about linearly; runtime
+overhead < 10 µs per firing and < 10 µs per firing with logging; patch
+application linear in the number of ops. Rows for bench/run_all.py: `rows(full)`.
 """
 
 from __future__ import annotations
@@ -11,12 +14,17 @@ from __future__ import annotations
 import argparse
 import copy
 import statistics
+import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.canvas.registry import Node, Registry, SimulatorNode, default_registry, node_type
 from harness.canvas.runtime import GraphRunner
 from harness.canvas.validate import validate_graph
 from harness.canvas.episode_log import EpisodeLog
+from harness.canvas.patch import apply_patch
 
 REG = Registry(parent=default_registry())
 _CONFIG = {"type": "object", "additionalProperties": False,
@@ -104,33 +112,38 @@ def make_graph(n_nodes: int = 50) -> dict:
     }
 
 
-def percentile(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(q * len(xs)))]
+def _timed(fn, repeats: int) -> tuple[float, float]:
+    """(wall p50, cpu p50) in seconds of `repeats` calls of fn(i)."""
+    wall, cpu = [], []
+    for i in range(repeats):
+        w0, c0 = time.perf_counter(), time.process_time()
+        fn(i)
+        cpu.append(time.process_time() - c0)
+        wall.append(time.perf_counter() - w0)
+    return statistics.median(wall), statistics.median(cpu)
 
 
-def bench_validation(n_nodes: int, repeats: int) -> dict:
+def bench_validation(n_nodes: int, repeats: int, case: str) -> tuple[float, float]:
+    """p50 (wall, cpu) of validating a `n_nodes` graph: "edited" = a graph differing
+    from the previous one by one config value (what a proposer produces),
+    "same" = the identical graph again, "full" = an edited graph checked
+    without reusing anything (`reuse=False`)."""
     base = make_graph(n_nodes)
-    assert validate_graph(base, registry=REG) == [], validate_graph(base, registry=REG)
-    rows = {}
-    # "edited": each run validates a graph differing from the last by one config
-    # value (what a proposer produces); "same": the identical graph again.
-    for label in ("edited", "same"):
-        times = []
-        for i in range(repeats):
-            g = copy.deepcopy(base)
-            if label == "edited":
-                g["nodes"][f"mix{i % 10}"]["config"]["gain"] = float(i)
-            t0 = time.perf_counter()
-            problems = validate_graph(g, registry=REG)
-            times.append(time.perf_counter() - t0)
-            assert not problems
-        rows[label] = (statistics.median(times) * 1e3, percentile(times, 0.95) * 1e3)
-    return rows
+    problems = validate_graph(base, registry=REG)
+    assert problems == [], problems
+    mixes = [n for n in base["nodes"] if n.startswith("mix")][:10]
+    graphs = []
+    for i in range(repeats):  # built beforehand: only validation is timed
+        g = copy.deepcopy(base)
+        if case != "same":
+            g["nodes"][mixes[i % len(mixes)]]["config"]["gain"] = float(i)
+        graphs.append(g)
+    reuse = case != "full"
+    return _timed(lambda i: validate_graph(graphs[i], registry=REG, reuse=reuse), repeats)
 
 
 def bench_seed_validation(repeats: int):
-    """The real BabyAI seed graph, for comparison (None if absent)."""
+    """The real BabyAI seed graph: (nodes, wall p50 s), or None if absent."""
     from harness.executor_api import seed_graph_path
     from harness.canvas.graph import load_graph
 
@@ -139,82 +152,132 @@ def bench_seed_validation(repeats: int):
         return None
     graph = load_graph(path)
     validate_graph(graph)  # imports the executor once
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        validate_graph(graph)
-        times.append(time.perf_counter() - t0)
-    return len(graph["nodes"]), statistics.median(times) * 1e3, percentile(times, 0.95) * 1e3
+    return len(graph["nodes"]), _timed(lambda i: validate_graph(graph), repeats)[0]
 
 
 def bench_runtime(n_nodes: int, ticks: int) -> dict:
+    """Seconds per firing: direct calls of the node objects, the runner without
+    and with an EpisodeLog (best of 3 interleaved rounds)."""
     graph = make_graph(n_nodes)
     graph["termination"]["max_ticks"] = ticks
     runner = GraphRunner(graph, registry=REG)
     runner.run_episode({"seed": 0})  # warm-up
     firings = ticks * len(runner.node_ids)  # agent nodes + one simulator step per tick
-    t0 = time.perf_counter()
-    result = runner.run_episode({"seed": 1}, EpisodeLog(enabled=False))
-    t_runtime = time.perf_counter() - t0
-    assert result["ticks"] == ticks and result["termination"] == "max_ticks", result
 
-    # Direct: the same node objects' step() in the same order with prebuilt inputs.
     nodes = [runner.nodes[n] for n in runner.order]
     ctxs = [runner.contexts[n] for n in runner.order]
     sim, sim_ctx = runner.nodes[runner.sim_id], runner.contexts[runner.sim_id]
-    prebuilt = []
-    for nid in runner.order:
-        nt = runner.node_types[nid]
-        prebuilt.append({p: 1 for p in nt.inputs})
-    sim.reset_episode({"seed": 1}, sim_ctx)
-    pairs = list(zip(nodes, prebuilt, ctxs))
+    pairs = list(zip(nodes, [{p: 1 for p in runner.node_types[n].inputs} for n in runner.order], ctxs))
     action = {"action": 0}
-    t0 = time.perf_counter()
-    for _ in range(ticks):
-        for node, inputs, ctx in pairs:
-            node.step(inputs, ctx)
-        sim.step(action, sim_ctx)
-    t_direct = time.perf_counter() - t0
 
-    log = EpisodeLog(enabled=True)
-    t0 = time.perf_counter()
-    runner.run_episode({"seed": 2}, log)
-    t_logged = time.perf_counter() - t0
-    return {"firings": firings, "runtime_s": t_runtime, "direct_s": t_direct, "logged_s": t_logged}
+    def direct():
+        sim.reset_episode({"seed": 1}, sim_ctx)
+        for _ in range(ticks):
+            for node, inputs, ctx in pairs:
+                node.step(inputs, ctx)
+            sim.step(action, sim_ctx)
+
+    def plain():
+        result = runner.run_episode({"seed": 1}, EpisodeLog(enabled=False))
+        assert result["ticks"] == ticks and result["termination"] == "max_ticks", result
+
+    def logged():
+        log = EpisodeLog(enabled=True)
+        runner.run_episode({"seed": 2}, log)
+        assert len(log.records) == firings + 1
+
+    best = {"direct": float("inf"), "runtime": float("inf"), "logged": float("inf")}
+    cpu = dict(best)
+    for _ in range(3):
+        for key, fn in (("direct", direct), ("runtime", plain), ("logged", logged)):
+            t0, c0 = time.perf_counter(), time.process_time()
+            fn()
+            cpu[key] = min(cpu[key], time.process_time() - c0)
+            best[key] = min(best[key], time.perf_counter() - t0)
+    return {**{key: value / firings for key, value in best.items()},
+            **{f"{key}_cpu": value / firings for key, value in cpu.items()}}
+
+
+def make_patch(n_ops: int) -> dict:
+    """A proposer-like patch of n_ops: new nodes wired in, configs set, some
+    edges and nodes removed again, budgets changed."""
+    ops = []
+    i = 0
+    while len(ops) < n_ops:
+        nid = f"x{i}"
+        ops += [{"op": "add_node", "id": nid, "type": "bench.Mix", "config": {"gain": 1.0}},
+                {"op": "add_edge", "from": "src0.feature", "to": f"{nid}.a"},
+                {"op": "add_edge", "from": "src1.feature", "to": f"{nid}.b"},
+                {"op": "set_config", "node": nid, "pointer": "/gain", "value": float(i)},
+                {"op": "remove_edge", "from": "src1.feature", "to": f"{nid}.b"},
+                {"op": "set_budget", "budgets": {"max_steps": i + 1}}]
+        if i % 2:
+            ops.append({"op": "remove_node", "id": f"x{i - 1}"})
+        i += 1
+    return {"ops": ops[:n_ops]}
+
+
+def bench_patch(n_ops: int) -> tuple[float, float]:
+    """(wall, cpu) seconds to apply a patch of n_ops (after a warm-up that compiles the op checks)."""
+    graph = make_graph(50)
+    apply_patch(graph, make_patch(20))
+    patch = make_patch(n_ops)
+    t0, c0 = time.perf_counter(), time.process_time()
+    apply_patch(graph, patch)
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def rows(full: bool) -> list[dict]:
+    out = []
+    sizes = {10: 500, 50: 500, 200: 200, 1000: 50} if full else {10: 200, 50: 300, 200: 60, 1000: 12}
+    for case, label in (("edited", "one config value changed per run"), ("same", "identical graph again")):
+        wall, cpu = bench_validation(50, sizes[50], case)
+        out.append({"metric": f"validation p50, 50 nodes, {label}", "value": wall * 1e3, "unit": "ms", "target": 1.0,
+                    "note": f"cpu p50 {cpu * 1e3:.3f} ms, {sizes[50]} runs"})
+    per_node = {}
+    for n, repeats in sizes.items():
+        for case in ("edited", "full"):
+            if n == 50 and case == "edited":
+                continue
+            wall, cpu = bench_validation(n, repeats, case)
+            if case == "full":
+                per_node[n] = cpu / n
+            label = "one config value changed per run" if case == "edited" else "full check (reuse=False)"
+            out.append({"metric": f"validation p50, {n} nodes, {label}", "value": wall * 1e3, "unit": "ms",
+                        "target": None, "note": f"cpu p50 {cpu * 1e3:.3f} ms, {repeats} runs"})
+    out.append({"metric": "validation growth: cpu time per node, 1,000 vs 50 nodes (full check)",
+                "value": per_node[1000] / per_node[50], "unit": "x", "target": 2.0,
+                "note": "1.0 = exactly linear"})
+    seed = bench_seed_validation(200)
+    if seed:
+        out.append({"metric": f"validation p50, seeds/babyai ({seed[0]} nodes)", "value": seed[1] * 1e3, "unit": "ms",
+                    "target": None})
+    ticks = 2000 if full else 500
+    r = bench_runtime(50, ticks)
+    out.append({"metric": "runtime overhead per firing, log disabled (runner - direct calls)",
+                "value": (r["runtime"] - r["direct"]) * 1e6, "unit": "µs", "target": 10.0,
+                "note": f"50 nodes, {ticks} ticks, best of 3; direct calls {r['direct'] * 1e6:.2f} µs/firing; "
+                        f"cpu: runner {r['runtime_cpu'] * 1e6:.2f}, direct {r['direct_cpu'] * 1e6:.2f}"})
+    out.append({"metric": "runtime per firing, EpisodeLog enabled", "value": r["logged"] * 1e6, "unit": "µs",
+                "target": 10.0, "note": f"cpu {r['logged_cpu'] * 1e6:.2f} µs; log disabled: {r['runtime'] * 1e6:.2f} "
+                                        "µs/firing"})
+    n_ops = 20000 if full else 2000
+    (big, big_cpu), (_small, small_cpu) = bench_patch(n_ops), bench_patch(n_ops // 10)
+    out.append({"metric": f"patch application, {n_ops:,} ops", "value": big, "unit": "s", "target": None,
+                "note": f"cpu {big_cpu:.2f} s, {big_cpu / n_ops * 1e6:.1f} µs/op"})
+    out.append({"metric": f"patch application: cpu time per op, {n_ops:,} vs {n_ops // 10:,} ops",
+                "value": (big_cpu / n_ops) / (small_cpu / (n_ops // 10)), "unit": "x", "target": 2.0,
+                "note": "1.0 = exactly linear"})
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--nodes", type=int, default=50)
-    parser.add_argument("--ticks", type=int, default=2000)
-    parser.add_argument("--repeats", type=int, default=500)
+    parser.add_argument("--full", action="store_true", help="the issue's sizes (more runs, 2,000 ticks, 20,000 ops)")
     args = parser.parse_args()
+    from run_all import print_table
 
-    rows = bench_validation(args.nodes, args.repeats)
-    seed_row = bench_seed_validation(args.repeats)
-    print(f"static validation, {args.nodes}-node graph ({len(make_graph(args.nodes)['edges'])} edges), "
-          f"{args.repeats} runs each:")
-    print(f"  {'case':<32}{'p50 ms':>10}{'p95 ms':>10}{'target p50':>12}")
-    for label, (p50, p95) in rows.items():
-        name = {"edited": "one config value changed per run", "same": "identical graph again"}[label]
-        print(f"  {name:<32}{p50:>10.3f}{p95:>10.3f}{'< 1 ms':>12}  {'OK' if p50 < 1 else 'MISSED'}")
-
-    if seed_row:
-        n, p50, p95 = seed_row
-        print(f"  {f'executors/babyai/seeds/babyai graph ({n} nodes)':<32}{p50:>10.3f}{p95:>10.3f}")
-
-    r = bench_runtime(args.nodes, args.ticks)
-    per_rt = r["runtime_s"] / r["firings"] * 1e6
-    per_direct = r["direct_s"] / r["firings"] * 1e6
-    per_log = r["logged_s"] / r["firings"] * 1e6
-    overhead = per_rt - per_direct
-    print(f"\nruntime, {args.nodes}-node graph, {args.ticks} ticks = {r['firings']} firings:")
-    print(f"  {'mode':<34}{'µs/firing':>10}{'ratio':>8}{'overhead µs':>13}{'target':>10}")
-    print(f"  {'direct calls (baseline)':<34}{per_direct:>10.2f}{1.0:>8.2f}{0.0:>13.2f}")
-    print(f"  {'GraphRunner, log disabled':<34}{per_rt:>10.2f}{per_rt / per_direct:>8.2f}{overhead:>13.2f}"
-          f"{'< 10':>10}  {'OK' if overhead < 10 else 'MISSED'}")
-    print(f"  {'GraphRunner, EpisodeLog enabled':<34}{per_log:>10.2f}{per_log / per_direct:>8.2f}"
-          f"{per_log - per_direct:>13.2f}")
+    print_table(rows(args.full))
 
 
 if __name__ == "__main__":

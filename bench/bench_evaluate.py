@@ -136,6 +136,22 @@ def bench_overhead(n_episodes: int, rounds: int = 3) -> dict:
             "steps": sum(s for _, s in outcomes["runtime"]), "n": len(episodes)}
 
 
+def rows(full: bool) -> list[dict]:
+    """Rows for bench/run_all.py (reduced: 20 search episodes, 10 for the overhead)."""
+    w = bench_workers(None if full else 20)
+    o = bench_overhead(30 if full else 10)
+    t = o["timings"]
+    return [
+        {"metric": f"search tier wall, {w[1]['n']} episodes, 1 worker", "value": w[1]["wall"], "unit": "s", "target": None},
+        {"metric": f"search tier wall, {w[2]['n']} episodes, 2 workers", "value": w[2]["wall"], "unit": "s", "target": None},
+        {"metric": "speed-up 2 vs 1 workers", "value": w[1]["wall"] / w[2]["wall"], "unit": "x", "target": 1.7,
+         "better": "higher", "note": f"identical per-episode results: {w[1]['episodes'] == w[2]['episodes']}"},
+        {"metric": f"runtime with logging vs plain loop, {o['n']} episodes", "value": t["runtime+log"] / t["plain"],
+         "unit": "x", "target": 1.3, "note": f"without logging {t['runtime'] / t['plain']:.2f}x; "
+                                            f"same outcomes: {o['same_outcomes']}"},
+    ]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--episodes", type=int, default=None, help="search-tier episodes (default: all)")

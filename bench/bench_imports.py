@@ -45,6 +45,12 @@ def count_modules(code: str) -> int:
     return int(out.stdout.strip().splitlines()[-1]) - base
 
 
+def rows(full: bool) -> list[dict]:
+    """Rows for bench/run_all.py: modules loaded per case (figures, no target)."""
+    return [{"metric": f"modules loaded: {name}", "value": count_modules(code), "target": None}
+            for name, code in CASES.items()]
+
+
 def main() -> None:
     try:
         import harness.executor_api  # noqa: F401

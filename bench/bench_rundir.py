@@ -19,13 +19,10 @@ from pathlib import Path
 TARGET_SECONDS = 0.5
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iterations", type=int, default=10)
-    args = parser.parse_args()
-
+def measure(iterations: int) -> dict[str, list[float]]:
+    """Seconds per committed iteration, per step (open, stage, propose, check, evaluate, commit)."""
     from harness.rundir.check import run_check
-    from harness.rundir.commit import commit
+    from harness.rundir.commit import commit, discard
     from harness.rundir.create import init_run
     from harness.rundir.run import open_run
     from harness.rundir.stage import stage
@@ -33,12 +30,12 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="bench-rundir-") as tmp:
         os.environ["ARCHITECT_CACHE_DIR"] = str(Path(tmp) / "cache")
-        paths = init_run("random", "babyai", runs_dir=Path(tmp), run_id="bench", max_iterations=args.iterations,
+        paths = init_run("random", "babyai", runs_dir=Path(tmp), run_id="bench", max_iterations=iterations,
                          smoke_episodes=1, eval_episodes=1, seed=0)
         timings: dict[str, list[float]] = {k: [] for k in ("open", "stage", "propose", "check", "evaluate", "commit")}
         committed = 0
         attempt = 1
-        while committed < args.iterations:
+        while committed < iterations:
             t0 = time.perf_counter()
             with open_run(paths.root) as run:
                 t1 = time.perf_counter()
@@ -54,7 +51,6 @@ def main() -> None:
                 evaluation = run.evaluate_staging(staging, "eval") if smoke["passed"] else None
                 t5 = time.perf_counter()
                 if evaluation is None or not evaluation["passed"]:
-                    from harness.rundir.commit import discard
                     discard(run, staging, "bench: failed evaluation")
                     continue
                 commit(run, staging, "bench iteration")
@@ -62,12 +58,33 @@ def main() -> None:
             committed += 1
             for key, value in zip(timings, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5)):
                 timings[key].append(value)
+    return timings
 
+
+def _harness_overhead(timings: dict[str, list[float]]) -> list[float]:
+    return [sum(timings[k][i] for k in ("open", "stage", "check", "commit")) for i in range(len(timings["open"]))]
+
+
+def rows(full: bool) -> list[dict]:
+    """Rows for bench/run_all.py (reduced: 3 iterations)."""
+    timings = measure(10 if full else 3)
+    overhead = _harness_overhead(timings)
+    return [{"metric": f"run directory: open+stage+check+commit per iteration (median of {len(overhead)})",
+             "value": statistics.median(overhead) * 1e3, "unit": "ms", "target": TARGET_SECONDS * 1e3,
+             "note": "evaluation (the simulator) excluded"}]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=10)
+    args = parser.parse_args()
+    timings = measure(args.iterations)
+    committed = len(timings["open"])
     print(f"run-directory overhead per committed iteration ({committed} iterations, median / max, ms)")
     for key, values in timings.items():
         note = "  (simulator, not harness)" if key == "evaluate" else ""
         print(f"  {key:<9} {statistics.median(values) * 1e3:8.1f} {max(values) * 1e3:8.1f}{note}")
-    overhead = [sum(timings[k][i] for k in ("open", "stage", "check", "commit")) for i in range(committed)]
+    overhead = _harness_overhead(timings)
     median = statistics.median(overhead)
     print(f"  {'harness':<9} {median * 1e3:8.1f} {max(overhead) * 1e3:8.1f}   open+stage+check+commit;"
           f" target < {TARGET_SECONDS * 1e3:.0f} ms: {'met' if median < TARGET_SECONDS else 'NOT met'}")

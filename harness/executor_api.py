@@ -226,16 +226,9 @@ def finish_episodes(episodes: list[dict], keys: tuple[str, ...], budgets: dict) 
 
 def load_profile(path: Path, spec: ExecutorSpec | None = None) -> dict:
     """Read and validate an executor profile.yaml; errors name the file and the offending key."""
-    import yaml
+    from harness.fileio import read_yaml
 
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except OSError as exc:
-        raise ExecutorProfileError(f"{path}: cannot read profile: {exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
-        raise ExecutorProfileError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    data = read_yaml(path, "executor profile", ExecutorProfileError)
     problems = profile_problems(data, spec)
     if problems:
         raise ExecutorProfileError(f"{path}: invalid profile: " + "; ".join(problems))
@@ -261,6 +254,11 @@ def profile_problems(data: Any, spec: ExecutorSpec | None = None) -> list[str]:
     if data["primary_metric"] != spec.primary_metric:
         out.append(f"at primary_metric: {data['primary_metric']!r} differs from the executor's declared "
                    f"primary metric {spec.primary_metric!r}")
+    for split, tier in (data.get("splits") or {}).items():
+        if tier not in data["tiers"]:
+            out.append(f"at splits/{split}: {tier!r} is not a tier (tiers: {', '.join(data['tiers'])})")
+        elif split == "test" and not data["tiers"][tier].get("sealed"):
+            out.append(f"at splits/test: tier {tier!r} must be sealed (the test split is never shown to a proposer)")
     ids: dict[str, set] = {}
     for tier, tier_spec in data["tiers"].items():
         try:

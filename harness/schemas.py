@@ -7,18 +7,46 @@ Every schema is Draft 2020-12. Schemas may `$ref` each other by file name
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import json
+import marshal
+import math
+import os
+import re
+import sys
 import threading
+from pathlib import Path
 from functools import lru_cache
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
+from typing import TYPE_CHECKING, Any
 
 from harness import SCHEMAS_DIR
 
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from referencing import Registry
+
+# jsonschema and referencing are imported when a schema is first compiled or
+# an error report is needed, not at import: a command that only reads files
+# starts faster without them.
+
 _lock = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def finite_draft202012():
+    """Draft 2020-12 in which a "number" is finite: JSON has no NaN or infinities, so a
+    bounded number can never be NaN or .inf, whatever produced the document. Every
+    schema check of the harness uses this class (built on first use: jsonschema is
+    not imported at start-up)."""
+    from jsonschema import Draft202012Validator, validators
+
+    def finite_number(checker, instance) -> bool:
+        return Draft202012Validator.TYPE_CHECKER.is_type(instance, "number") and (
+            not isinstance(instance, float) or math.isfinite(instance))
+
+    return validators.extend(
+        Draft202012Validator, type_checker=Draft202012Validator.TYPE_CHECKER.redefine("number", finite_number))
 
 
 class SchemaNotFound(KeyError):
@@ -46,6 +74,9 @@ def _load_schema(filename: str) -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _registry() -> Registry:
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
     resources = []
     for path in sorted(SCHEMAS_DIR.glob("*.schema.json")):
         schema = load_schema(path.name)
@@ -59,10 +90,11 @@ def _registry() -> Registry:
 @lru_cache(maxsize=None)
 def validator(name: str) -> Draft202012Validator:
     """A compiled validator for the named schema (cached, thread-safe to use)."""
+    draft = finite_draft202012()
     with _lock:
         schema = load_schema(name)
-        Draft202012Validator.check_schema(schema)
-        return Draft202012Validator(schema, registry=_registry())
+        draft.check_schema(schema)
+        return draft(schema, registry=_registry())
 
 
 _DRAFT2020_ONLY = ("prefixItems", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$dynamicAnchor",
@@ -79,16 +111,15 @@ def compile_fast(schema: dict[str, Any]):
     """
     text = json.dumps(schema)
     if any(f'"{kw}"' in text for kw in _DRAFT2020_ONLY) or '"$ref": "http' in text or ".json#" in text:
-        checker = Draft202012Validator(schema)
-        return checker.is_valid
+        return finite_draft202012()(schema).is_valid
     import fastjsonschema
 
-    draft7 = {k: v for k, v in schema.items() if k != "$schema"}
+    draft7 = copy.deepcopy({k: v for k, v in schema.items() if k != "$schema"})  # compile rewrites $refs in place
     draft7["$schema"] = "http://json-schema.org/draft-07/schema#"
     try:
-        compiled = fastjsonschema.compile(draft7, use_default=False, use_formats=False)
+        compiled = _compile_cached(draft7)
     except Exception:  # a construct fastjsonschema cannot compile: use jsonschema
-        return Draft202012Validator(schema).is_valid
+        return finite_draft202012()(schema).is_valid
 
     def is_valid(obj) -> bool:
         try:
@@ -100,11 +131,85 @@ def compile_fast(schema: dict[str, Any]):
     return is_valid
 
 
+def compiled_schema_dir() -> Path:
+    """Where compiled schema checks are kept between processes:
+    `$ARCHITECT_CACHE_DIR/compiled-schemas` (default `~/.cache/architect/compiled-schemas`)."""
+    base = os.environ.get("ARCHITECT_CACHE_DIR")
+    return (Path(base).expanduser() if base else Path.home() / ".cache" / "architect") / "compiled-schemas"
+
+
+def _compile_cached(definition: dict, handlers: dict | None = None):
+    """fastjsonschema's validate function for `definition`. Generating and
+    compiling its code costs a command a noticeable part of its start-up, so
+    the code is kept as a module in `compiled_schema_dir()` (named by a hash of
+    the definition, the documents it refers to, the fastjsonschema and Python
+    versions) as marshalled bytecode, and loaded from there next time. Any
+    failure to read or write the folder falls back to compiling in memory."""
+    import fastjsonschema
+
+    referenced = {}
+    for ref in re.findall(r'"\$ref": "([^"#]+\.json)#', json.dumps(definition)):
+        referenced[ref] = load_schema(ref.rsplit("/", 1)[-1])
+    text = json.dumps([definition, referenced, fastjsonschema.VERSION, sys.version], sort_keys=True)
+    path = compiled_schema_dir() / f"schema_{hashlib.sha256(text.encode()).hexdigest()[:24]}.bin"
+    try:
+        if path.is_file():
+            entry, code = marshal.loads(path.read_bytes())
+        else:
+            source = fastjsonschema.compile_to_code(copy.deepcopy(definition), handlers=handlers or {},
+                                                    use_default=False, use_formats=False)
+            entry = re.search(r"^def (\w+)\(", source, re.M).group(1)  # the root schema's function comes first
+            code = compile(source, str(path), "exec")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
+            tmp.write_bytes(marshal.dumps((entry, code)))
+            tmp.replace(path)
+        namespace: dict = {}
+        exec(code, namespace)  # noqa: S102 - fastjsonschema's generated code, from our own schemas
+        return namespace[entry]
+    except (OSError, ValueError, EOFError, TypeError, KeyError):
+        return fastjsonschema.compile(copy.deepcopy(definition), handlers=handlers or {},
+                                      use_default=False, use_formats=False)
+
+
 @lru_cache(maxsize=None)
 def fast_is_valid(name: str):
     """`compile_fast` for a schema in schemas/ (cached)."""
     with _lock:
         return compile_fast(load_schema(name))
+
+
+@lru_cache(maxsize=None)
+def fast_subschema_is_valid(name: str, pointer: str):
+    """A fast validity test for one part of a schema in schemas/, e.g.
+    `("patch", "/$defs/op/allOf/3/then")`; `$ref`s into other files in schemas/
+    are resolved from the folder. Yes/no only, like `compile_fast`: error
+    reports come from `iter_subschema_errors`."""
+    import fastjsonschema
+
+    schema = load_schema(name)
+    root = copy.deepcopy({"$schema": "http://json-schema.org/draft-07/schema#", "$ref": "#" + pointer,
+                          **{k: v for k, v in schema.items() if k in ("$id", "$defs")}})  # compile rewrites $refs
+    text = json.dumps(root)
+    referenced = {ref.split("#", 1)[0] for ref in re.findall(r'"\$ref": "([^"#]+\.json)#', text)}
+    text += "".join(json.dumps(load_schema(f)) for f in referenced)
+    if any(f'"{kw}"' in text for kw in _DRAFT2020_ONLY):
+        return subschema_validator(name, pointer).is_valid
+
+    def from_folder(uri: str):
+        return copy.deepcopy(load_schema(uri.rsplit("/", 1)[-1].split("#", 1)[0]))
+
+    with _lock:
+        compiled = _compile_cached(root, {"https": from_folder, "http": from_folder})
+
+    def is_valid(obj) -> bool:
+        try:
+            compiled(obj)
+            return True
+        except fastjsonschema.JsonSchemaException:
+            return False
+
+    return is_valid
 
 
 def json_pointer(parts) -> str:
@@ -138,7 +243,7 @@ def _most_specific(error):
 def subschema_validator(name: str, pointer: str) -> Draft202012Validator:
     """A validator for one part of a schema, e.g. `("patch", "/$defs/op")`."""
     ref = f"{_schema_path(name).name}#{pointer}"
-    return Draft202012Validator({"$ref": ref}, registry=_registry())
+    return finite_draft202012()({"$ref": ref}, registry=_registry())
 
 
 def iter_subschema_errors(name: str, pointer: str, obj: Any):

@@ -33,6 +33,8 @@ class VariantSpec:
     fitness: str  # a key of FITNESS_RULES
     max_iterations: int  # the iteration cap after iteration 0 (the study's budget)
     offline_proposer: str | None = None  # "module:attr"(staging, seed, attempt, seen) -> Proposal
+    # "module:attr" that runs a whole run headless with its own schedule (`architect loop` delegates to it)
+    headless_driver: str | None = None
 
     def problems(self) -> list[str]:
         out = []

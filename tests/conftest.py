@@ -14,6 +14,7 @@ def private_architect_dirs(tmp_path_factory):
     patch.setenv("ARCHITECT_RUNS_DIR", str(root / "runs"))
     patch.delenv("ARCHITECT_MODEL_MODE", raising=False)
     patch.delenv("ARCHITECT_CASSETTE", raising=False)
+    patch.delenv("ARCHITECT_MODEL_BASE_URL", raising=False)
     patch.delenv("ARCHITECT_TIER_EPISODES", raising=False)
     yield root
     patch.undo()

@@ -14,7 +14,9 @@ A `WebsocketClientPolicy` serving this shape can replace `SubgoalPolicy`.
 
 from __future__ import annotations
 
-import numpy as np
+from harness.lazy import lazy_import
+
+np = lazy_import("numpy")  # node declarations load without numpy
 
 from executors.babyai import world as W
 from executors.babyai.mission import parse_subgoal

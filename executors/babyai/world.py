@@ -13,8 +13,19 @@ from __future__ import annotations
 import heapq
 from collections import deque
 
-import numpy as np
-from minigrid.core.constants import COLOR_TO_IDX, IDX_TO_COLOR, IDX_TO_OBJECT, OBJECT_TO_IDX, STATE_TO_IDX
+from harness.lazy import lazy_import
+
+np = lazy_import("numpy")  # node declarations load without numpy
+
+# minigrid's cell encoding (minigrid.core.constants), written out so that the
+# node declarations load without importing minigrid and gymnasium (a test
+# checks them against minigrid's own tables).
+COLOR_TO_IDX = {"red": 0, "green": 1, "blue": 2, "purple": 3, "yellow": 4, "grey": 5}
+IDX_TO_COLOR = {v: k for k, v in COLOR_TO_IDX.items()}
+OBJECT_TO_IDX = {"unseen": 0, "empty": 1, "wall": 2, "floor": 3, "door": 4, "key": 5, "ball": 6, "box": 7,
+                 "goal": 8, "lava": 9, "agent": 10}
+IDX_TO_OBJECT = {v: k for k, v in OBJECT_TO_IDX.items()}
+STATE_TO_IDX = {"open": 0, "closed": 1, "locked": 2}
 
 ACTIONS = ("left", "right", "forward", "pickup", "drop", "toggle", "done")
 ACTION_INDEX = {name: i for i, name in enumerate(ACTIONS)}

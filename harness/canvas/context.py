@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import zlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 REDUCERS = ("replace", "append", "extend", "merge", "add", "max", "min")
 
@@ -156,6 +157,8 @@ class Context:
                 seed_int = abs(int(seed))
             except (TypeError, ValueError):
                 seed_int = zlib.crc32(str(seed).encode())
+            import numpy as np  # only nodes that draw random numbers need it
+
             self._rng = np.random.default_rng([seed_int, zlib.crc32(self.node_id.encode())])
         return self._rng
 

@@ -18,13 +18,16 @@ recursive rule gives):
   a second time since the last clear (the next tick's agents, the simulator
   executing the next action of a chunk): between two clears no node fires
   twice, so no value can have been changed by its owner after it was
-  summarised and before it is read as an input. (The runtime also calls
+  summarised and before it is read as an input. The window of that rule
+  opens when the memo gets its first entry (while it is empty nothing can be
+  stale), so firings of plain values cost no bookkeeping. (The runtime also calls
   `forget` at an episode's start and at each firing of a node that may write
   state cells: a cell's live value may be on a port.)
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from itertools import islice
 from pathlib import Path
@@ -181,10 +184,13 @@ def summarize(value: Any) -> str:
     return text if len(text) <= MAX_SUMMARY else text[: MAX_SUMMARY - 3] + "..."
 
 
-def summarize_ports(ports: dict | None, memo: dict | None = None, fresh: bool = False) -> dict[str, str] | None:
+def summarize_ports(ports: dict | None, memo: dict | None = None, fresh: bool = False,
+                    arrays: dict | None = None, where: str = "") -> dict[str, str] | None:
     """Summaries of a node's ports. `memo` (id -> (value, summary)) reuses the
     summary of a value already seen (it holds the value, so the id stays
-    unique); with `fresh` every value is summarised and the memo updated."""
+    unique); with `fresh` every value is summarised and the memo updated.
+    `arrays`: where to put the full content of each array a summarised value
+    holds (`array_entries`), keyed `<where>/<port><pointer>`."""
     if ports is None:
         return None
     out = {}
@@ -196,21 +202,83 @@ def summarize_ports(ports: dict | None, memo: dict | None = None, fresh: bool = 
             elif c is bool or c is float or v is None or (c is int and -_BIG < v < _BIG):
                 out[k] = repr(v)
             elif memo is None:
-                out[k] = summarize(v)
+                out[k] = text = summarize(v)
+                if arrays is not None and _ARRAY_MARK in text:
+                    array_entries(v, f"{where}/{_escape(k)}", arrays)
             else:
                 hit = None if fresh else memo.get(id(v))
                 if hit is not None and hit[0] is v:
-                    out[k] = hit[1]
+                    out[k] = hit[1]  # its arrays went with the record that summarised it
                 else:
                     text = _short(v, 0, MAX_SUMMARY)
                     if len(text) > MAX_SUMMARY:
                         text = text[:MAX_SUMMARY - 3] + "..."
                     out[k] = text
                     memo[id(v)] = (v, text)
+                    if arrays is not None and _ARRAY_MARK in text:
+                        array_entries(v, f"{where}/{_escape(k)}", arrays)
     except Exception:  # a broken __repr__: summarize() words it
         return {k: summarize(v) for k, v in ports.items()}
     return out
 
+
+# -- arrays in full -----------------------------------------------------------------
+
+MAX_ARRAY_BYTES = 1 << 20  # an array larger than this is logged by shape, dtype and statistics only
+_ARRAY_MARK = " shape="  # in a summary exactly when an array was summarised into it
+_ARRAY_DEPTH = 6
+
+
+def _escape(key: Any) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
+
+
+def array_entries(value: Any, where: str, out: dict) -> None:
+    """Add `where<pointer> -> array_record(a)` to `out` for each array `a`
+    inside `value` (dicts, lists and tuples are searched; `pointer` is the RFC
+    6901 path from the port's value to the array)."""
+    if getattr(value, "shape", None) is not None and hasattr(value, "dtype"):
+        out[where] = array_record(value)
+        return
+    stack = [(value, where, 0)]
+    while stack:
+        v, at, depth = stack.pop()
+        if depth >= _ARRAY_DEPTH:
+            continue
+        items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, (list, tuple)) else ()
+        for k, x in items:
+            if isinstance(x, (dict, list, tuple)):
+                stack.append((x, f"{at}/{_escape(k)}", depth + 1))
+            elif getattr(x, "shape", None) is not None and hasattr(x, "dtype"):
+                out[f"{at}/{_escape(k)}"] = array_record(x)
+
+
+def array_record(a: Any) -> dict[str, Any]:
+    """An array's complete content in JSON: `dtype` (numpy's `dtype.str`, byte
+    order included), `shape`, and `base64` of its bytes in C order — or
+    `items` (nested lists) for object arrays. Read back with
+    `numpy.frombuffer(base64.b64decode(r["base64"]), r["dtype"]).reshape(r["shape"])`.
+    Over MAX_ARRAY_BYTES only min/max/mean are kept (`"omitted": true`)."""
+    try:
+        import numpy as np  # only reached when an array is being logged
+
+        a = np.asarray(a)
+        record: dict[str, Any] = {"dtype": a.dtype.str, "shape": list(a.shape)}
+        if a.dtype.hasobject:
+            record["items"] = a.tolist()
+        elif a.nbytes > MAX_ARRAY_BYTES:
+            record["omitted"] = True
+            if a.size and a.dtype.kind in "biuf":
+                record.update(min=a.min().item(), max=a.max().item(), mean=float(a.mean()))
+        else:
+            record["base64"] = base64.b64encode(np.ascontiguousarray(a).tobytes()).decode("ascii")
+        return record
+    except Exception as exc:  # an array-like numpy cannot read
+        return {"dtype": str(getattr(a, "dtype", "?")), "shape": list(getattr(a, "shape", ())),
+                "error": f"{type(exc).__name__}: {exc}"}
+
+
+# -- the log -----------------------------------------------------------------------
 
 class EpisodeLog:
     """Collects firing records for one or more episodes.
@@ -218,16 +286,34 @@ class EpisodeLog:
     `EpisodeLog(enabled=False)` records nothing (used to measure the runtime
     alone). Records: node, type, tick, inputs, outputs, duration_s, error,
     model, input_tokens, output_tokens, cost_usd, self (what the node passed
-    to ctx.log). `episode` and `result` are set by the runner.
+    to ctx.log), arrays (the full content of arrays on the ports, see
+    `array_record`; an input carrying the same object another record of the
+    same tick already summarised refers to that record's entry). `episode`
+    and `result` are set by the runner.
+
+    Ports are summarised when the node fires (values may change later); the
+    record dicts are built when `records` is read (until then a firing is a
+    few entries of a flat list, which the cycle collector need not track).
     """
 
     def __init__(self, enabled: bool = True):
         self.enabled = enabled
-        self.records: list[dict[str, Any]] = []
+        self._records: list[dict[str, Any]] = []
+        # firings not yet turned into records, _FIELDS values each, flat: a list
+        # of plain values gives the cycle collector no new containers to track
+        self._pending: list = []
         self.episode: dict | None = None
         self.result: dict | None = None
         self._memo: dict[int, tuple[Any, str]] = {}  # summaries of recent port values, by id
         self._memo_nodes: set[str] = set()  # nodes that fired since the memo was cleared
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        pending = self._pending
+        if pending:
+            self._records.extend(map(_record, *(pending[i::_FIELDS] for i in range(_FIELDS))))
+            pending.clear()
+        return self._records
 
     def forget(self) -> None:
         """Drop the memo of summaries: call when values may have changed other than
@@ -241,23 +327,26 @@ class EpisodeLog:
                self_fields: dict | None = None) -> None:
         if not self.enabled:
             return
+        if usage:  # read now: the dict may be reused
+            usage = (usage.get("model"), usage.get("input_tokens", 0), usage.get("output_tokens", 0),
+                     usage.get("cost_usd", 0.0))
         memo = self._memo
-        fired = self._memo_nodes
-        if node in fired:
-            memo.clear()
-            fired.clear()
-        fired.add(node)
-        record: dict[str, Any] = {
-            "node": node, "type": node_type, "tick": tick,
-            "inputs": summarize_ports(inputs, memo), "outputs": summarize_ports(outputs, memo, fresh=True),
-            "duration_s": round(duration_s, 7), "error": error,
-        }
-        if usage:
-            record.update(model=usage.get("model"), input_tokens=usage.get("input_tokens", 0),
-                          output_tokens=usage.get("output_tokens", 0), cost_usd=usage.get("cost_usd", 0.0))
-        if self_fields:
-            record["self"] = self_fields
-        self.records.append(record)
+        if memo:  # (while the memo is empty, no window is open: see the module doc)
+            fired = self._memo_nodes
+            if node in fired:
+                memo.clear()
+                fired.clear()
+            fired.add(node)
+            opened = False
+        else:
+            opened = True
+        arrays: dict = {}
+        self._pending.extend((node, node_type, tick, summarize_ports(inputs, memo, False, arrays, "inputs"),
+                              summarize_ports(outputs, memo, True, arrays, "outputs"),
+                              duration_s, error, usage, self_fields, arrays))
+        if opened and memo:  # the window opens with this firing
+            self._memo_nodes.clear()
+            self._memo_nodes.add(node)
 
     def to_lines(self) -> list[str]:
         self.forget()  # release the values the memo holds
@@ -278,3 +367,18 @@ class EpisodeLog:
         tmp.write_text("\n".join(lines) + "\n" if lines else "", encoding="utf-8")
         tmp.replace(p)
         return p
+
+
+_FIELDS = 10  # values per pending firing, in _record's order
+
+
+def _record(node, node_type, tick, inputs, outputs, duration_s, error, usage, self_fields, arrays) -> dict[str, Any]:
+    record: dict[str, Any] = {"node": node, "type": node_type, "tick": tick, "inputs": inputs, "outputs": outputs,
+                              "duration_s": round(duration_s, 7), "error": error}
+    if usage:
+        record.update(zip(("model", "input_tokens", "output_tokens", "cost_usd"), usage))
+    if self_fields:
+        record["self"] = self_fields
+    if arrays:
+        record["arrays"] = arrays
+    return record

@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UserError
+from harness.fileio import InputError, parse_json, read_json
 from harness.schemas import validate_instance
 
 COMPOSITE_TYPE = "composite"
 GRAPH_FILE = "graph.json"
 
 
-class GraphLoadError(UserError):
+class GraphLoadError(InputError):
     """A graph file that cannot be read, parsed, or (if asked) fails its schema."""
-
-    def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
-                 column: int | None = None, details: Any = None):
-        super().__init__(message, details=details, exit_code=2)
-        self.path, self.line, self.column = path, line, column
 
 
 class CompositeError(ValueError):
@@ -35,26 +29,16 @@ def resolve_graph_path(path: str | Path) -> Path:
     return p / GRAPH_FILE if p.is_dir() else p
 
 
-def parse_json_text(text: str, source: str, what: str = "graph") -> Any:
-    """json.loads with an error naming the source, line and column."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise GraphLoadError(f"{source}:{exc.lineno}:{exc.colno}: malformed JSON in {what}: {exc.msg}",
-                             path=source, line=exc.lineno, column=exc.colno) from None
+def parse_json_text(text: str | bytes, source: str, what: str = "graph") -> Any:
+    """The hardened JSON parser (`harness.fileio.parse_json`), raising GraphLoadError."""
+    return parse_json(text, source, what, GraphLoadError)
 
 
 def read_json_file(path: str | Path, what: str = "graph") -> Any:
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise GraphLoadError(f"{p}: {what} file not found", path=str(p)) from None
-    except IsADirectoryError:
-        raise GraphLoadError(f"{p}: is a folder without a {GRAPH_FILE}", path=str(p)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GraphLoadError(f"{p}: cannot read {what}: {exc}", path=str(p)) from None
-    return parse_json_text(text, str(p), what)
+    if p.is_dir():
+        raise GraphLoadError(f"{p}: is a folder without a {GRAPH_FILE}", path=str(p))
+    return read_json(p, what, GraphLoadError)
 
 
 def load_graph(path: str | Path, *, schema: bool = False) -> dict:
@@ -214,17 +198,30 @@ def flatten_detailed(graph: dict) -> Flattened:
 def _without_composites(graph: dict, nodes: dict) -> Flattened:
     """The common case, fast: nothing to inline, only malformed entries to drop."""
     flat_nodes = {nid: spec for nid, spec in nodes.items() if isinstance(spec, dict)}
-    edges, edge_paths = [], []
+    edges, indices = [], []
     for i, edge in enumerate(_as_list(graph.get("edges"))):
         if isinstance(edge, dict) and isinstance(edge.get("from"), str) and isinstance(edge.get("to"), str):
             edges.append(edge)
-            edge_paths.append(f"/edges/{i}")
+            indices.append(i)
+    edge_paths = _edge_pointers(len(indices) and indices[-1] + 1)
+    if len(indices) < len(edge_paths):  # some entries were dropped
+        edge_paths = [edge_paths[i] for i in indices]
     flat = dict(graph)
     flat["nodes"] = flat_nodes
     flat["edges"] = edges
     if "grants" in graph:
         flat["grants"] = _as_dict(graph["grants"])
     return Flattened(flat, {nid: f"/nodes/{nid}" for nid in flat_nodes}, edge_paths, [])
+
+
+_EDGE_POINTERS: list[str] = []
+
+
+def _edge_pointers(n: int) -> list[str]:
+    """["/edges/0", ..., "/edges/<n-1>"] (a fresh list; the strings are made once)."""
+    while len(_EDGE_POINTERS) < n:
+        _EDGE_POINTERS.append(f"/edges/{len(_EDGE_POINTERS)}")
+    return _EDGE_POINTERS[:n]
 
 
 def flatten(graph: dict) -> dict:

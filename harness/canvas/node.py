@@ -4,10 +4,12 @@ modules (core_nodes, executors, candidate nodesets) subclass `Node`."""
 
 from __future__ import annotations
 
+import marshal
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from jsonschema import Draft202012Validator
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 from harness.canvas.context import Context
 from harness.schemas import compile_fast
@@ -48,15 +50,30 @@ class NodeType:
     source: str = ""
     _config_validator: Any = field(default=None, repr=False, compare=False)
     _config_fast: Any = field(default=None, repr=False, compare=False)
+    _config_verdicts: dict = field(default_factory=dict, repr=False, compare=False)
 
-    def config_is_valid(self, config: dict) -> bool:
-        if self._config_fast is None:
-            self._config_fast = compile_fast(self.config_schema)
-        return self._config_fast(config)
+    def config_is_valid(self, config: dict, reuse: bool = True) -> bool:
+        """Yes/no against the config schema; verdicts are remembered by the config's content
+        (`reuse=False`: checked afresh)."""
+        try:
+            # version 2: no back-references, so the bytes follow content alone
+            key = marshal.dumps(config, 2) if reuse else None
+        except ValueError:  # not plain data: no memo
+            key = None
+        verdict = self._config_verdicts.get(key) if key is not None else None
+        if verdict is None:
+            if self._config_fast is None:
+                self._config_fast = compile_fast(self.config_schema)
+            verdict = self._config_fast(config)
+            if key is not None and len(self._config_verdicts) < 4096:
+                self._config_verdicts[key] = verdict
+        return verdict
 
     @property
     def config_validator(self) -> Draft202012Validator:
         if self._config_validator is None:
+            from jsonschema import Draft202012Validator  # error reports only
+
             self._config_validator = Draft202012Validator(self.config_schema)
         return self._config_validator
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+from functools import lru_cache
 from typing import Any, Callable
 
 import jsonpatch
@@ -22,7 +23,7 @@ import jsonpointer
 
 from harness.canvas.graph import COMPOSITE_TYPE, split_endpoint
 from harness.errors import UserError
-from harness.schemas import iter_subschema_errors
+from harness.schemas import fast_subschema_is_valid, iter_subschema_errors, load_schema
 
 RFC6902_OPS = {"add", "remove", "replace", "move", "copy", "test"}
 
@@ -72,7 +73,10 @@ def normalize_patch(patch: Any) -> list[dict]:
         if any(isinstance(op, dict) and op.get("op") in STRUCTURED_OPS for op in patch):
             raise PatchError(None, None, "the list mixes structured ops with RFC 6902 ops: wrap the RFC 6902 ones "
                              "in one {\"op\": \"json_patch\", \"patch\": [...]} op")
+        rfc_ok = fast_subschema_is_valid("patch", "/$defs/rfc6902")
         for i, op in enumerate(patch):
+            if rfc_ok([op]):
+                continue
             name = op.get("op") if isinstance(op, dict) else None
             if name not in RFC6902_OPS and name not in STRUCTURED_OPS:
                 raise PatchError(i, name, f"unknown op {name!r}: structured ops are {', '.join(STRUCTURED_OPS)} "
@@ -90,7 +94,11 @@ def normalize_patch(patch: Any) -> list[dict]:
     if extra:
         raise PatchError(None, None, f"unexpected top-level key(s) {sorted(extra)}")
     ops = [_renamed(op) for op in patch["ops"]]
+    checks = _op_checks()
     for i, op in enumerate(ops):
+        check = checks.get(op.get("op")) if isinstance(op, dict) and isinstance(op.get("op"), str) else None
+        if check is not None and check(op):
+            continue
         for pointer, message in iter_subschema_errors("patch", "/$defs/op", op):
             name = op.get("op") if isinstance(op, dict) else None
             raise PatchError(i, name, f"{pointer + ': ' if pointer else ''}{message}")
@@ -105,21 +113,101 @@ def _renamed(op: Any) -> Any:
     return op
 
 
+@lru_cache(maxsize=1)
+def _op_checks() -> dict[str, Callable[[Any], bool]]:
+    """op name -> a fast yes/no check of one op against its `then` branch of
+    schemas/patch.schema.json (an op object names exactly one branch by its
+    `op`); a "no" is then explained by the full schema."""
+    branches = load_schema("patch")["$defs"]["op"]["allOf"]
+    return {branch["if"]["properties"]["op"]["const"]: fast_subschema_is_valid("patch", f"/$defs/op/allOf/{i}/then")
+            for i, branch in enumerate(branches)}
+
+
 def apply_patch(graph: dict, patch: Any) -> dict:
-    """A new graph with the patch applied (the input is never mutated). Raises PatchError."""
+    """A new graph with the patch applied (the input is never mutated). Raises PatchError.
+
+    Linear in the number of ops: edge ops go through an index of the edges
+    (`_EdgeIndex`), written back to the edge list before an op that reads it
+    (`_READS_EDGES`) and at the end."""
     ops = normalize_patch(patch)
     doc = copy.deepcopy(graph)
+    edges = _LazyEdges(doc)
     for i, op in enumerate(ops):
+        name = op["op"]
         try:
-            _OPS[op["op"]](doc, op)
+            if name in _EDGE_OPS:
+                _EDGE_OPS[name](doc, op, edges)
+                continue
+            if name in _READS_EDGES:
+                edges.flush()
+            _OPS[name](doc, op)
         except _OpFailed as exc:
-            raise PatchError(i, op["op"], str(exc)) from None
+            raise PatchError(i, name, str(exc)) from None
         except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as exc:
-            raise PatchError(i, op["op"], f"{type(exc).__name__}: {exc}") from None
+            raise PatchError(i, name, f"{type(exc).__name__}: {exc}") from None
         except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
             # the working copy is malformed in a way the op did not expect
-            raise PatchError(i, op["op"], f"cannot apply to this graph: {type(exc).__name__}: {exc}") from None
+            raise PatchError(i, name, f"cannot apply to this graph: {type(exc).__name__}: {exc}") from None
+    edges.flush()
     return doc
+
+
+class _LazyEdges:
+    """The document's edge index, built on the first edge op and written back
+    to /edges by `flush`."""
+
+    def __init__(self, doc: dict):
+        self.doc = doc
+        self.index: _EdgeIndex | None = None
+
+    def get(self) -> _EdgeIndex:
+        if self.index is None:
+            self.index = _EdgeIndex(_edges(self.doc))
+        return self.index
+
+    def flush(self) -> None:
+        if self.index is not None:
+            self.doc["edges"] = self.index.as_list()
+            self.index = None
+
+
+class _EdgeIndex:
+    """The edge list while edge ops run: edges in order, found by (from, to)
+    and by the nodes they touch, each lookup and removal O(1)."""
+
+    def __init__(self, edges: list):
+        self.edges: dict[int, Any] = dict(enumerate(edges))  # serial -> edge, in list order
+        self.by_pair: dict[tuple, dict[int, None]] = {}
+        self.by_node: dict[str, dict[int, None]] = {}
+        self.next = len(edges)
+        for serial, e in self.edges.items():
+            self._index(serial, e)
+
+    def _index(self, serial: int, e) -> None:
+        self.by_pair.setdefault((e.get("from"), e.get("to")), {})[serial] = None
+        for endpoint in {split_endpoint(e.get("from", ""))[0], split_endpoint(e.get("to", ""))[0]}:
+            self.by_node.setdefault(endpoint, {})[serial] = None
+
+    def find(self, src: str, dst: str) -> int | None:
+        """The serial of the first edge src -> dst, if any."""
+        return next(iter(self.by_pair.get((src, dst), ())), None)
+
+    def append(self, edge: dict) -> None:
+        self.edges[self.next] = edge
+        self._index(self.next, edge)
+        self.next += 1
+
+    def remove(self, serial: int) -> None:
+        e = self.edges.pop(serial)
+        self.by_pair[(e.get("from"), e.get("to"))].pop(serial)
+        for endpoint in {split_endpoint(e.get("from", ""))[0], split_endpoint(e.get("to", ""))[0]}:
+            self.by_node[endpoint].pop(serial)
+
+    def touching(self, nid: str) -> list[int]:
+        return list(self.by_node.get(nid, ()))
+
+    def as_list(self) -> list:
+        return list(self.edges.values())
 
 
 # -- ops --------------------------------------------------------------------------
@@ -155,13 +243,14 @@ def _add_node(doc, op):
     nodes[op["id"]] = spec
 
 
-def _remove_node(doc, op):
+def _remove_node(doc, op, edges: _LazyEdges):
     nid = op["id"]
     _need_node(doc, nid)
     del doc["nodes"][nid]
     if isinstance(doc.get("edges"), list):
-        doc["edges"] = [e for e in doc["edges"]
-                        if split_endpoint(e.get("from", ""))[0] != nid and split_endpoint(e.get("to", ""))[0] != nid]
+        index = edges.get()
+        for serial in index.touching(nid):
+            index.remove(serial)
     if isinstance(doc.get("grants"), dict):
         doc["grants"].pop(nid, None)
 
@@ -173,24 +262,22 @@ def _retype_node(doc, op):
         spec["config"] = copy.deepcopy(op["config"])
 
 
-def _add_edge(doc, op):
-    edges = _edges(doc)
-    for e in edges:
-        if e.get("from") == op["from"] and e.get("to") == op["to"]:
-            raise _OpFailed(f"edge {op['from']} -> {op['to']} already exists")
+def _add_edge(doc, op, lazy: _LazyEdges):
+    edges = lazy.get()
+    if edges.find(op["from"], op["to"]) is not None:
+        raise _OpFailed(f"edge {op['from']} -> {op['to']} already exists")
     edge = {"from": op["from"], "to": op["to"]}
     if op.get("delay"):
         edge["delay"] = op["delay"]
     edges.append(edge)
 
 
-def _remove_edge(doc, op):
-    edges = _edges(doc)
-    for i, e in enumerate(edges):
-        if e.get("from") == op["from"] and e.get("to") == op["to"]:
-            del edges[i]
-            return
-    raise _OpFailed(f"no edge {op['from']} -> {op['to']}")
+def _remove_edge(doc, op, lazy: _LazyEdges):
+    edges = lazy.get()
+    serial = edges.find(op["from"], op["to"])
+    if serial is None:
+        raise _OpFailed(f"no edge {op['from']} -> {op['to']}")
+    edges.remove(serial)
 
 
 def _set_config(doc, op):
@@ -360,12 +447,15 @@ def _json_patch(doc, op):
 
 
 _OPS: dict[str, Callable[[dict, dict], None]] = {
-    "add_node": _add_node, "remove_node": _remove_node, "retype_node": _retype_node,
-    "add_edge": _add_edge, "remove_edge": _remove_edge, "set_config": _set_config,
+    "add_node": _add_node, "retype_node": _retype_node, "set_config": _set_config,
     "add_state": _add_state, "remove_state": _remove_state, "set_grant": _set_grant,
     "set_budget": _set_budget, "set_termination": _set_termination,
     "wrap": _wrap, "unwrap": _unwrap, "json_patch": _json_patch,
 }
+_EDGE_OPS: dict[str, Callable[[dict, dict, _LazyEdges], None]] = {
+    "remove_node": _remove_node, "add_edge": _add_edge, "remove_edge": _remove_edge,
+}
+_READS_EDGES = frozenset({"wrap", "unwrap", "json_patch"})  # the other _OPS never touch /edges
 
 
 # -- diff --------------------------------------------------------------------------

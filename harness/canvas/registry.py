@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.util
 import sys
 import threading
 import traceback
+import types
 from pathlib import Path
 from typing import Any
-
-from jsonschema import Draft202012Validator
 
 from harness.canvas import types as T
 from harness.canvas.context import BudgetExceeded, Context, GrantError  # noqa: F401  (re-exported)
@@ -180,7 +178,12 @@ def node_type(name: str, *, inputs: dict | None = None, outputs: dict | None = N
         if parent is not None and not issubclass(cls, parent.cls):
             cls = type(cls.__name__, (cls, parent.cls), {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
         schema = _merged_schema(parent, config_schema)
-        Draft202012Validator.check_schema(schema)
+        if target.namespace:
+            # Candidate-authored types are checked as they load; built-in schemas are
+            # checked by the test suite, so that start-up does not import jsonschema.
+            from jsonschema import Draft202012Validator
+
+            Draft202012Validator.check_schema(schema)
         own_role = role or (parent.role if parent else None) or ("simulator" if cls.is_simulator else None)
         if target.namespace == CANDIDATE_NAMESPACE and role is not None:
             _check_role(full, role, target)
@@ -268,7 +271,9 @@ def for_graph(graph: dict | None, candidate_dir: str | Path | None = None, base:
     if not files:
         return base
     # keyed by content, not mtime: a proposer may rewrite a file twice within one clock tick
-    key = (str(Path(candidate_dir).resolve()), id(base)) + tuple(
+    from harness.canvas.restricted import trusted
+
+    key = (str(Path(candidate_dir).resolve()), id(base), trusted()) + tuple(
         (f.name, hashlib.sha1(f.read_bytes()).hexdigest()) for f in files)
     with _load_lock:
         cached = _overlay_cache.get(key)
@@ -288,11 +293,19 @@ def for_graph(graph: dict | None, candidate_dir: str | Path | None = None, base:
 
 
 def _load_nodeset_file(path: Path, module_name: str, overlay: Registry) -> None:
+    """Run a candidate's node file restricted (harness.canvas.restricted); its
+    failures become `overlay.load_errors`, reported by validation."""
+    from harness.canvas.restricted import contain, exec_candidate_module
+    from harness.fileio import read_text
+
     try:
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        module = importlib.util.module_from_spec(spec)
+        module = types.ModuleType(module_name)
+        module.__file__ = str(path)
         sys.modules[module_name] = module
-        spec.loader.exec_module(module)
+        exec_candidate_module(read_text(path, "node file"), str(path), module)
+        for nt in list(overlay._types.values()):
+            if nt.cls.__module__ == module_name:
+                contain(nt.cls)
     except Exception as exc:
         sys.modules.pop(module_name, None)
         frames = traceback.extract_tb(exc.__traceback__)

@@ -323,8 +323,8 @@ class GraphRunner:
     def _log_firing(log, ctx, nid, tname, tick, inputs, outs, t0, error=None):
         if ctx._writes:  # noqa: SLF001 - it may have changed cells in place, whose live values ports may carry
             log.forget()
-        log.firing(nid, tname, tick, inputs, outs if isinstance(outs, dict) else None,
-                   time.perf_counter() - t0, error=error, usage=ctx.model_usage, self_fields=ctx.self_log)
+        log.firing(nid, tname, tick, inputs, outs if type(outs) is dict or isinstance(outs, dict) else None,
+                   time.perf_counter() - t0, error, ctx.model_usage, ctx.self_log)
         ctx.self_log = ctx.model_usage = None
 
     def close(self) -> None:

@@ -7,16 +7,21 @@ JSON pointer into the graph as written (composites included), and a hint.
 from __future__ import annotations
 
 import difflib
+import gc
+import marshal
+import operator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import PROJECT_ROOT
 from harness.canvas import types as T
 from harness.canvas.context import REDUCERS
 from harness.canvas.graph import flatten_detailed, split_endpoint
 from harness.canvas.registry import NodeType, Registry, for_graph
-from harness.schemas import fast_is_valid, iter_schema_errors, json_pointer
+from harness.canvas.schema_memo import graph_schema_valid
+from harness.confine import confined_file, profile_places
+from harness.schemas import iter_schema_errors, json_pointer
 
 CODES = (
     "schema", "unknown_executor", "nodeset_error", "unknown_composite", "recursive_composite",
@@ -47,15 +52,33 @@ def errors_only(problems: list[Problem]) -> list[Problem]:
 
 
 def validate_graph(graph: Any, registry: Registry | None = None, candidate_dir: str | Path | None = None,
-                   *, pinned_profile: str | None = None) -> list[Problem]:
+                   *, pinned_profile: str | None = None, reuse: bool = True) -> list[Problem]:
     """Every problem of `graph` (schema and semantics), in a stable order.
 
     `pinned_profile`: the executor's pinned model-profile name, if the caller
     wants the graph's `model_profile` checked against it.
+    `reuse`: let parts that earlier validations found valid be looked up by
+    their content instead of being checked again (schema parts, node configs,
+    the wiring); the result is the same either way. `False` checks everything.
     """
     if not isinstance(graph, dict):
         return [Problem("schema", f"a graph must be a JSON object, got {type(graph).__name__}", path="")]
-    return _Validator(graph, registry, candidate_dir, pinned_profile).run()
+    with _without_cycle_collection():
+        return _Validator(graph, registry, candidate_dir, pinned_profile, reuse).run()
+
+
+@contextmanager
+def _without_cycle_collection():
+    """Validation allocates many short-lived, acyclic objects (freed by reference
+    counting); the cycle collector's passes over the whole heap during it would
+    only cost time, growing with the size of the process. Off while validating."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _close(name: str, options) -> str:
@@ -68,8 +91,9 @@ def _ports_text(ports: dict) -> str:
 
 
 class _Validator:
-    def __init__(self, graph, registry, candidate_dir, pinned_profile):
+    def __init__(self, graph, registry, candidate_dir, pinned_profile, reuse=True):
         self.graph = graph
+        self.reuse = reuse
         self.candidate_dir = Path(candidate_dir) if candidate_dir is not None else None
         self.registry = registry or for_graph(graph, self.candidate_dir)
         self.pinned_profile = pinned_profile
@@ -80,7 +104,7 @@ class _Validator:
 
     def run(self) -> list[Problem]:
         g = self.graph
-        if not fast_is_valid("graph")(g):
+        if not graph_schema_valid(g, self.reuse):
             for pointer, message in iter_schema_errors("graph", g):
                 self.add("schema", message, "see schemas/graph.schema.json", path=pointer)
         self.check_registry()
@@ -91,9 +115,7 @@ class _Validator:
         self.node_paths = flat.node_paths
         self.edge_paths = flat.edge_paths
         self.check_nodes()
-        self.check_edges()
-        self.check_unconnected()
-        self.check_cycles()
+        self.check_wiring()
         self.check_state_and_grants()
         self.check_budgets()
         self.check_models()
@@ -129,7 +151,7 @@ class _Validator:
                 sims.append(nid)
             config = spec.get("config", {})
             if isinstance(config, dict):
-                if not nt.config_is_valid(config):
+                if not nt.config_is_valid(config, self.reuse):
                     for err in nt.config_validator.iter_errors(config):
                         self.add("bad_config", f"node {nid!r} ({tname}) config: {err.message}",
                                  f"config schema of {tname}: see `architect nodes --json`",
@@ -152,6 +174,28 @@ class _Validator:
         self.sim = sims[0] if sims else None
 
     # -- edges -----------------------------------------------------------------
+    def check_wiring(self) -> None:
+        """Edges, port types, unconnected inputs and cycles. These depend only on
+        the flat edges (and where they came from) and on each node's id and
+        type, so a graph sharing those with one validated before without a
+        problem here (e.g. the same graph with a config value changed) reuses
+        that result instead of recomputing it."""
+        key, snapshot = _wiring_key(self.flat, self.edge_paths, self.types) if self.reuse else (None, [])
+        known = _WIRING.get(key) if key is not None else None
+        if known is not None and len(known[0]) == len(snapshot) and all(map(operator.is_, known[0], snapshot)):
+            (_types, self.incoming, self.out_edges, self.valid_edges, self.attempted,
+             self.order, self._succ, self._acyclic) = known
+            return
+        before = len(self.problems)
+        self.check_edges()
+        self.check_unconnected()
+        self.check_cycles()
+        if key is not None and len(self.problems) == before:
+            if len(_WIRING) >= _WIRING_LIMIT:
+                _WIRING.clear()
+            _WIRING[key] = (snapshot, self.incoming, self.out_edges, self.valid_edges, self.attempted,
+                            self.order, self._succ, self._acyclic)
+
     def _endpoint(self, endpoint: str, direction: str, edge_path: str):
         """(node, port, PortSpec) or None after reporting the problem."""
         nid, port = split_endpoint(endpoint)
@@ -184,29 +228,34 @@ class _Validator:
         return nid, port, spec
 
     def check_edges(self) -> None:
-        self.incoming: dict[str, dict[str, list]] = {nid: {} for nid in self.flat["nodes"]}
-        self.out_edges: dict[str, list] = {nid: [] for nid in self.flat["nodes"]}
+        nodes, types = self.flat["nodes"], self.types
+        self.incoming: dict[str, dict[str, list]] = {nid: {} for nid in nodes}
+        self.out_edges: dict[str, list] = {nid: [] for nid in nodes}
         self.valid_edges = []  # (src, sport, dst, dport, delayed, path)
         self.attempted: set[tuple[str, str]] = set()
+        incoming, out_edges, valid_edges = self.incoming, self.out_edges, self.valid_edges
         seen = set()
-        for i, edge in enumerate(self.flat["edges"]):
-            path = self.edge_paths[i]
+        for edge, path in zip(self.flat["edges"], self.edge_paths):
             key = (edge["from"], edge["to"])
             if key in seen:
                 self.add("duplicate_edge", f"edge {edge['from']} -> {edge['to']} appears twice", "remove one",
                          path=path, severity="warning")
                 continue
             seen.add(key)
-            src = self._endpoint(edge["from"], "out", path)
-            dst = self._endpoint(edge["to"], "in", path)
-            if src is None or dst is None:
-                # the input was aimed at: do not also report it as unconnected
-                self.attempted.add(split_endpoint(edge["to"]))
-                continue
-            e = (src[0], src[1], dst[0], dst[1], bool(edge.get("delay")), path)
-            self.valid_edges.append(e)
-            self.incoming[dst[0]].setdefault(dst[1], []).append(e)
-            self.out_edges[src[0]].append(e)
+            s, sp = split_endpoint(key[0])
+            d, dp = split_endpoint(key[1])
+            s_type, d_type = types.get(s), types.get(d)
+            if s_type is None or d_type is None or sp not in s_type.outputs or dp not in d_type.inputs:
+                src = self._endpoint(edge["from"], "out", path)  # reports what is wrong
+                dst = self._endpoint(edge["to"], "in", path)
+                if src is None or dst is None:
+                    # the input was aimed at: do not also report it as unconnected
+                    self.attempted.add((d, dp))
+                    continue
+            e = (s, sp, d, dp, bool(edge.get("delay")), path)
+            valid_edges.append(e)
+            incoming[d].setdefault(dp, []).append(e)
+            out_edges[s].append(e)
         self.check_types()
 
     def _order(self) -> list[str]:
@@ -236,26 +285,35 @@ class _Validator:
         return order
 
     def check_types(self) -> None:
-        bindings: dict[str, dict] = {n: {} for n in self.types}
         self.order = self._order()
+        types = self.types
+        bindings: dict[str, dict] = {}  # node -> its type variables' bindings, once it has any
         for dst in self.order:
+            d_type = types[dst]
             for port, edges in self.incoming[dst].items():
-                dst_spec = self.types[dst].inputs[port]
-                dst_t = T.parse(dst_spec.type)
+                dst_text = d_type.inputs[port].type
                 for s, sp, _d, _dp, _delayed, path in edges:
-                    src_t = T.substitute(T.parse(self.types[s].outputs[sp].type), bindings[s])
-                    ok = T.unify(src_t, dst_t, bindings[dst]) if T.has_typevars(dst_t) else T.flows(src_t, dst_t)
-                    if not ok:
-                        shown_dst = T.format_type(T.substitute(dst_t, bindings[dst])) \
-                            if T.has_typevars(dst_t) else dst_spec.type
-                        resolved = T.substitute(dst_t, bindings[dst])
-                        converters = [] if T.has_typevars(resolved) or T.has_typevars(src_t) \
-                            else self._converters(src_t, resolved)
-                        via = f" such as {', '.join(converters)}" if converters else ""
-                        self.add("type_mismatch",
-                                 f"{s}.{sp} ({T.format_type(src_t)}) cannot flow into {dst}.{port} ({shown_dst})",
-                                 f"{dst}.{port} expects {shown_dst}; connect a port of that type or insert a "
-                                 f"converting node{via}", node=dst, port=port, path=path)
+                    src_text = types[s].outputs[sp].type
+                    if _plain_flow(src_text, dst_text):
+                        continue
+                    self._check_flow(s, sp, dst, port, src_text, dst_text, path, bindings)
+
+    def _check_flow(self, s, sp, dst, port, src_text, dst_text, path, bindings) -> None:
+        """One edge whose types involve type variables or do not flow: bind or report."""
+        dst_t = T.parse(dst_text)
+        src_t = T.substitute(T.parse(src_text), bindings.get(s, {}))
+        dst_bindings = bindings.setdefault(dst, {})
+        ok = T.unify(src_t, dst_t, dst_bindings) if T.has_typevars(dst_t) else T.flows(src_t, dst_t)
+        if ok:
+            return
+        shown_dst = T.format_type(T.substitute(dst_t, dst_bindings)) if T.has_typevars(dst_t) else dst_text
+        resolved = T.substitute(dst_t, dst_bindings)
+        converters = [] if T.has_typevars(resolved) or T.has_typevars(src_t) else self._converters(src_t, resolved)
+        via = f" such as {', '.join(converters)}" if converters else ""
+        self.add("type_mismatch",
+                 f"{s}.{sp} ({T.format_type(src_t)}) cannot flow into {dst}.{port} ({shown_dst})",
+                 f"{dst}.{port} expects {shown_dst}; connect a port of that type or insert a "
+                 f"converting node{via}", node=dst, port=port, path=path)
 
     def _converters(self, src_t, dst_t) -> list[str]:
         """Registered types taking src_t in and giving dst_t out (specific types only)."""
@@ -396,9 +454,10 @@ class _Validator:
                      f"set /model_profile/name to {self.pinned_profile!r}", path="/model_profile")
         if isinstance(profile, dict) and isinstance(profile.get("path"), str) and self.candidate_dir is not None:
             rel = profile["path"]
-            if not ((self.candidate_dir / rel).is_file() or (PROJECT_ROOT / rel).is_file()):
-                self.add("model_profile", f"model_profile path {rel!r} exists neither in the candidate nor the project",
-                         "paths are relative to the candidate folder or the project root", path="/model_profile/path")
+            if confined_file(rel, profile_places(self.candidate_dir)) is None:
+                self.add("model_profile", f"model_profile path {rel[:200]!r} names no file inside the candidate "
+                         "folder or the project's profiles/ folder",
+                         "a relative path to a file in the candidate, or profiles/<name>.yaml", path="/model_profile/path")
         for nid in model_nodes:
             path = self.node_paths[nid]
             if profile is None:
@@ -420,7 +479,9 @@ class _Validator:
         reader of a tainted cell is tainted)."""
         if self.sim is None:
             return
-        sources = [(n, p) for n, nt in self.types.items() for p, spec in nt.outputs.items() if spec.privileged]
+        out_edges = self.out_edges
+        sources = [(n, p) for n, nt in self.types.items() if out_edges[n] for p, spec in nt.outputs.items()
+                   if spec.privileged and any(e[1] == p for e in out_edges[n])]  # only wired ones can leak
         if not sources:
             return
         writers: dict[str, set] = {}
@@ -439,8 +500,7 @@ class _Validator:
             for e in self.out_edges[src]:
                 if e[1] == sport:
                     self._taint_edge(e, f"{src}.{sport}", via, queue, reported)
-            while queue:
-                nid = queue.pop(0)
+            for nid in queue:  # grows while it is read: breadth first
                 for e in self.out_edges[nid]:
                     self._taint_edge(e, via[nid], via, queue, reported)
                 for cell in writers.get(nid, ()):
@@ -464,6 +524,39 @@ class _Validator:
         if d not in via:
             via[d] = f"{trail} -> {d}"
             queue.append(d)
+
+
+_WIRING: dict[bytes, tuple] = {}  # wiring key -> (node types, results of check_wiring) of a problem-free wiring
+_WIRING_LIMIT = 1024
+
+
+def _wiring_key(flat: dict, edge_paths: list[str], types: dict[str, NodeType]) -> tuple[bytes | None, list]:
+    """What the wiring checks depend on, as bytes: the flat edges, their source
+    paths, each flat node's id and its type's identity (the NodeType objects
+    are returned too, so that a hit can confirm them by identity)."""
+    nodes = flat["nodes"]
+    snapshot = [types.get(nid) for nid in nodes]
+    try:
+        key = marshal.dumps((flat["edges"], edge_paths, list(nodes), [id(t) for t in snapshot]), 2)
+    except ValueError:  # values marshal cannot encode (not from JSON): no reuse
+        return None, snapshot
+    return key, snapshot
+
+
+_PLAIN_FLOWS: dict[tuple[str, str], bool] = {}  # (src type, dst type) -> flows, both without type variables
+
+
+def _plain_flow(src_text: str, dst_text: str) -> bool:
+    """True when neither port type has type variables and src flows into dst
+    (then no binding is involved and the edge is fine); False otherwise."""
+    key = (src_text, dst_text)
+    verdict = _PLAIN_FLOWS.get(key)
+    if verdict is None:
+        src_t, dst_t = T.parse(src_text), T.parse(dst_text)
+        verdict = not T.has_typevars(src_t) and not T.has_typevars(dst_t) and T.flows(src_t, dst_t)
+        if len(_PLAIN_FLOWS) < 65536:
+            _PLAIN_FLOWS[key] = verdict
+    return verdict
 
 
 _REDUCER_NEEDS = {

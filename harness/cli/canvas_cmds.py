@@ -139,13 +139,18 @@ def register(main: click.Group) -> None:
         1 = patch failed or the result has problems, 2 = unreadable input.
         """
         from harness.canvas.graph import read_json_file
-        from harness.canvas.patch import apply_patch, deprecations
+        from harness.canvas.patch import PatchError, apply_patch, deprecations
+        from harness.fileio import shorten
 
         out_path = Path(out)
         try:
             data, folder = _load(graph)
             patch = read_json_file(patch_file, what="patch")
             result = apply_patch(data, patch)
+        except PatchError as exc:  # name the patch file; keep the line short whatever the reason's size
+            details = dict(exc.details, reason=shorten(exc.reason), file=str(patch_file))
+            fail(UserError(shorten(f"{patch_file}: {exc.message}"), details=details, exit_code=exc.exit_code),
+                 as_json)
         except UserError as exc:
             fail(exc, as_json)
         payload, problems = _validation_payload(result, folder)

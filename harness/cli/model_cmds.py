@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 # Importing harness.models registers the llm.* node types, so every CLI command
@@ -58,8 +60,6 @@ def check_cmd(profile: str, ping: bool, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def cassette_cmd(cassette: str, as_json: bool) -> None:
     """Validate a JSONL CASSETTE and summarise it (entries, models, tokens)."""
-    from pathlib import Path
-
     from harness.models.cassette import Cassette
 
     try:
@@ -79,22 +79,39 @@ def cassette_cmd(cassette: str, as_json: bool) -> None:
 
 @models_group.command("check-harness")
 @click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--executor", default=None,
+              help="Executor whose history format the probes follow (default: the executor of the "
+                   "graph.json next to FILE, else the generic format).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-def check_harness_cmd(file: str, as_json: bool) -> None:
+def check_harness_cmd(file: str, executor: str | None, as_json: bool) -> None:
     """Check a context harness FILE (build_context.py) the way a candidate is checked.
 
     Static rules (no imports, no _names, no eval/exec/open, no class/while/global),
-    then probe runs on empty, single- and multi-round histories in a separate
-    process under CPU, memory and time limits. Exit 1 with every problem listed.
+    then probe runs on histories generated from the executor's history format
+    (empty, one round, typical, long, odd values) in a sandbox process under
+    CPU, memory and time limits. Exit 1 with every problem listed.
     """
     from harness.models.context_harness import check_context_harness
+    from harness.models.probes import probe_histories
 
-    problems = check_context_harness(file)
+    problems = check_context_harness(file, probe_histories(executor or _executor_beside(Path(file))))
     if problems:
         fail(UserError(f"{file}: context harness rejected: {problems[0]}" +
                        (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
                        details=problems, exit_code=1), as_json)
     emit({"ok": True, "path": file, "problems": []}, as_json, f"{file}: ok")
+
+
+def _executor_beside(file: Path) -> str | None:
+    """The executor named by the candidate graph.json in FILE's folder, if there is one."""
+    from harness.fileio import read_json
+
+    try:
+        graph = read_json(file.parent / "graph.json", "graph")
+    except UserError:
+        return None
+    executor = graph.get("executor") if isinstance(graph, dict) else None
+    return executor if isinstance(executor, str) else None
 
 
 def register(main: click.Group) -> None:

@@ -262,6 +262,8 @@ def status_cmd(run, runs_dir, as_json):
 
     report = run_status(run, runs_dir)
     emit(report, as_json, human=report["summary"])
+    if not report["consistent"] and not report["busy"]:
+        raise SystemExit(4)  # the report above says what disagrees and how to repair it
 
 
 @click.command("log")
@@ -325,20 +327,27 @@ def rerun_cmd(run, iteration, times, runs_dir, as_json):
               help="Certification: performance-tier reruns of each.")
 @click.option("--holdout-episodes", type=click.IntRange(min=1), default=None,
               help="Certification: only the first N holdout episodes (default: the run's --eval-episodes cap, else all).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Headless-driver variants (shaper): YAML of the variant's settings for a new run.")
+@click.option("--scripted-models", is_flag=True,
+              help="Headless-driver variants (shaper): answer every model call with scripted stand-ins on a loopback server (offline).")
 @SPEND_OPTIONS
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @_handled
 def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations, max_skips, smoke_episodes,
-             eval_episodes, certify, certify_reruns, holdout_episodes, max_cost_usd, max_tokens, dry_run, runs_dir,
+             eval_episodes, certify, certify_reruns, holdout_episodes, config_path, scripted_models, max_cost_usd,
+             max_tokens, dry_run, runs_dir,
              as_json):
     """Drive the search: stage -> propose -> check -> smoke -> evaluate ->
     commit/discard, with live progress on stderr, ending with a summary table.
 
-    Runs here: every variant with an offline proposer (e.g. `random`). The
+    Runs here: every variant with an offline proposer (e.g. `random`), and
+    variants with a headless driver (`shaper`: EXECUTOR is a seed such as
+    babyai-llm; --config and --scripted-models are its options). The
     model-driven variants (adas, aflow, kdloop) are driven by the Claude Code
     skill /architect:loop, which calls the same stage/check/commit commands."""
-    from harness.executor_api import resolve_seed
+    from harness.executor_api import load_ref, resolve_seed
     from harness.rundir.create import DEFAULT_MAX_SKIPS, init_run
     from harness.rundir.display import ledger_table
     from harness.rundir.layout import resolve_run
@@ -346,6 +355,16 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
     from harness.variant_api import find_variant, offline_variants
 
     spec = find_variant(variant)
+    if spec.headless_driver is not None:
+        if iterations is not None or max_iterations is not None or max_skips is not None:
+            raise UserError(f"{variant}: its own schedule sets the iteration cap; "
+                            "drop --iterations / --max-iterations / --max-skips")
+        return load_ref(spec.headless_driver)(
+            executor, run_id=run_id, resume=resume, config_path=config_path, scripted=scripted_models,
+            seed_value=seed, smoke_episodes=smoke_episodes, eval_episodes=eval_episodes, runs_dir=runs_dir,
+            as_json=as_json)
+    if config_path or scripted_models:
+        raise UserError("--config and --scripted-models are options of variants with a headless driver (shaper)")
     if spec.offline_proposer is None:
         raise UserError(
             f"variant {variant!r} is model-driven: run it from Claude Code with `/architect:loop {variant} {executor}` "

@@ -60,9 +60,8 @@ def fitness_cmd(run, staging, seed, as_json):
     on the shared episodes (`vs_parent`: better / worse / indistinguishable,
     exact McNemar for success). A zero score is a result, not an error.
     """
-    from harness.fileio import write_json_atomic
+    from harness.fileio import read_json, write_json_atomic
     from harness.rundir.layout import resolve_run, resolve_staging
-    from harness.fileio import read_json
     from harness.rundir.records import read_iteration_metrics, read_manifest
     from harness.variants.fitness import fitness_for
 
@@ -72,8 +71,8 @@ def fitness_cmd(run, staging, seed, as_json):
     if not metrics_path.is_file():
         raise UserError(f"{metrics_path}: missing; run `architect evaluate {run} {staging}` first")
     man = read_manifest(paths)
-    parent = read_json(folder / "stage.json").get("parent")
-    result = fitness_for(man["variant"], json.loads(metrics_path.read_text(encoding="utf-8")), seed=seed,
+    parent = read_json(folder / "stage.json", "stage record").get("parent")
+    result = fitness_for(man["variant"], read_json(metrics_path, "metrics"), seed=seed,
                          primary_metric=man.get("profiles", {}).get("primary_metric"),
                          parent_metrics=read_iteration_metrics(paths, parent) if parent is not None else None)
     result["staging"] = str(folder)

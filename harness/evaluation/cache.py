@@ -22,7 +22,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from harness.fileio import write_bytes_atomic, write_json_atomic
+from harness.fileio import read_json, write_bytes_atomic, write_json_atomic
 from harness.evaluation.records import jsonable
 
 CACHE_FORMAT = 1
@@ -79,7 +79,7 @@ class ResultCache:
         self._lock_dir.mkdir(parents=True, exist_ok=True)
         with self._lock:
             try:
-                entry = json.loads(rec_path.read_text(encoding="utf-8"))
+                entry = read_json(rec_path, "cache entry")
             except (OSError, ValueError):
                 return None
             if (entry.get("format") != CACHE_FORMAT or entry.get("episode") != _spec(episode)

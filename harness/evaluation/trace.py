@@ -25,13 +25,19 @@ def read_log(path: Path) -> tuple[dict, list[dict]]:
         raise UserError(f"{path}: no episode log (evaluate with an output folder to keep logs)")
     header: dict = {}
     firings = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    from harness.fileio import read_text
+
+    for number, line in enumerate(read_text(path, "episode log").splitlines(), start=1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise UserError(f"{path}:{number}: malformed JSON line: {exc.msg}") from None
+        except (ValueError, RecursionError) as exc:  # huge integers, absurd nesting
+            raise UserError(f"{path}:{number}: unreadable JSON line ({type(exc).__name__})") from None
+        if not isinstance(record, dict):
+            raise UserError(f"{path}:{number}: a log line must be a JSON object")
         if record.get("kind") == "episode":
             header = record
         elif record.get("kind") == "firing":

@@ -5,9 +5,10 @@
     reply = client.complete("Where is the red ball?", system="You plan.")
 """
 
+import os
 from pathlib import Path
 
-from harness.models.client import ModelClient, effective_setup, make_client
+from harness.models.client import BASE_URL_ENV, ModelClient, effective_setup, make_client
 from harness.models.profile import InferenceProfile, ProfileError, load_profile, resolve_profile_path
 from harness.models.request import CassetteMiss, ModelCallError, ModelResponse
 
@@ -36,6 +37,7 @@ def model_fingerprint(graph: dict, candidate_dir=None) -> str:
     path = resolve_profile_path(pinned["path"], candidate_dir)
     mode, cassette = effective_setup(load_profile(path))
     h = hashlib.sha256(path.read_bytes() + mode.encode())
+    h.update(os.environ.get(BASE_URL_ENV, "").encode())
     if mode == "replay" and cassette is not None and Path(cassette).is_file():
         h.update(Path(cassette).read_bytes())
     return h.hexdigest()

@@ -17,6 +17,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from harness.errors import UserError
+from harness.fileio import parse_json
 from harness.models.request import BackendResult, CassetteMiss, ModelRequest
 from harness.schemas import validate_instance
 
@@ -38,10 +39,7 @@ class Cassette:
             for lineno, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
-                try:
-                    entry = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise CassetteError(f"{self.path}:{lineno}: not JSON: {exc.msg}") from None
+                entry = parse_json(line, str(self.path), "cassette", CassetteError, first_line=lineno)
                 problems = validate_instance("cassette_entry", entry)
                 if problems:
                     raise CassetteError(f"{self.path}:{lineno}: bad cassette entry: {'; '.join(problems)}")

@@ -5,6 +5,10 @@ Modes: `live` (network only), `record` (serve from the cassette when the request
 already there, else call the network and append the pair), `replay` (cassette only).
 `ARCHITECT_MODEL_MODE` and `ARCHITECT_CASSETTE` override the mode and cassette of
 clients built without explicit ones, so an evaluation can be re-run offline.
+`ARCHITECT_MODEL_BASE_URL` points every openai-backend profile at that server
+instead of its own `base_url` (e.g. the loopback server of scripted stand-ins
+that `architect loop shaper --scripted-models` starts); it is part of the result
+cache key.
 """
 
 from __future__ import annotations
@@ -159,9 +163,23 @@ def effective_setup(profile: InferenceProfile, mode: str | None = None, cassette
     return mode, cassette
 
 
+BASE_URL_ENV = "ARCHITECT_MODEL_BASE_URL"
+
+
+def with_base_url_override(profile: InferenceProfile) -> InferenceProfile:
+    """The profile with `$ARCHITECT_MODEL_BASE_URL` as its base_url (openai backend only)."""
+    override = os.environ.get(BASE_URL_ENV)
+    if override and profile.backend == "openai":
+        import dataclasses
+
+        return dataclasses.replace(profile, base_url=override)
+    return profile
+
+
 def make_client(profile: InferenceProfile, mode: str | None = None, cassette: str | Path | Cassette | None = None,
                 *, on_retry: Callable[[dict], None] | None = None) -> ModelClient:
     """Build the client for a profile (mode and cassette as `effective_setup` resolves them)."""
+    profile = with_base_url_override(profile)
     mode, cassette = effective_setup(profile, mode, cassette)
     if mode in ("record", "replay") and cassette is None:
         raise ProfileError(f"mode {mode!r} needs a cassette: set the profile key 'cassette', "

@@ -1,26 +1,38 @@
-"""Load a candidate's *context harness* (`build_context(history) -> str`) safely.
+"""Load and run a candidate's *context harness* (`build_context(history) -> str`) safely.
 
 The file is evolved by an optimizer, so it is treated as hostile:
 - compile time: RestrictedPython (no imports, no `_`/dunder names or attributes)
   plus our own AST rules (no class/global/nonlocal/while, no eval/exec/open/
   getattr-style builtins); it must define `build_context` taking one argument;
-- check time (`check_context_harness`): the function also runs on probe
-  histories in a separate process under CPU, memory and wall-clock limits;
-- run time: restricted builtins, an iteration budget and a deadline enforced
-  by the iterator guard, a cap on the returned text, and a JSON copy of the
-  history so it cannot alter graph state.
+- run time and check time alike: the code runs only in a separate sandbox
+  process (`SandboxedHarness`) whose address space (RLIMIT_AS) and CPU time
+  (RLIMIT_CPU) are capped before the candidate's module runs at all, and which
+  the caller kills when a call overruns its wall-clock budget (a fresh process
+  serves the next call). Inside, restricted builtins, an iteration budget, a
+  cap on the returned text and a fresh module per call (no state carried from
+  one call to the next). Anything the harness raises — SystemExit,
+  KeyboardInterrupt and GeneratorExit included — is the candidate's failure
+  (ContextHarnessError), never the caller's;
+- check time (`check_context_harness`) runs the sandbox on probe histories
+  generated from the executor's declared history format (empty, long, odd values).
 
-This file is also a script (`python context_harness.py FILE`) used for the probe;
-it imports nothing from the harness package so the probe starts fast.
+This file is also the sandbox's program (`python -I context_harness.py --serve`);
+it imports nothing from the harness package so the sandbox starts fast.
 """
 
 from __future__ import annotations
 
 import ast
+import atexit
+import hashlib
 import json
+import math
 import os
+import select
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -36,16 +48,11 @@ FORBIDDEN_NODES = {ast.ClassDef: "class definitions", ast.Global: "global", ast.
                    ast.AsyncFunctionDef: "async functions", ast.Await: "await", ast.Yield: "generators",
                    ast.YieldFrom: "generators"}
 MAX_ITERATIONS = 1_000_000
-MAX_SECONDS = 2.0
+MAX_SECONDS = 2.0                      # wall-clock and CPU budget of one call
 MAX_OUTPUT_CHARS = 20_000
-PROBE_MEMORY_BYTES = 512 * 1024 * 1024
-PROBE_HISTORIES = [
-    [],
-    [{"round": 1, "subgoal": "go to the red ball", "result": "reached", "steps": 5, "error": None,
-      "observation": "a red ball ahead"}],
-    [{"round": i, "subgoal": f"explore {i}", "result": "failed" if i % 2 else "ok", "steps": i,
-      "error": "blocked" if i % 3 == 0 else None, "observation": "wall ahead " * 3} for i in range(1, 31)],
-]
+MEMORY_BYTES = 512 * 1024 * 1024       # address space of the sandbox process
+START_SECONDS = 20.0                   # allowance for the sandbox's interpreter to start
+MAX_REPLY_BYTES = 1 << 20
 
 
 class ContextHarnessError(Exception):
@@ -118,7 +125,9 @@ class _Budget:
 
 
 class ContextHarness:
-    """A loaded, restricted `build_context`. Call it with the history."""
+    """A restricted `build_context`, run in THIS process: the sandbox process's
+    engine. Callers outside the sandbox use `SandboxedHarness`, which also caps
+    time and memory for any code."""
 
     def __init__(self, source: str, filename: str = "build_context.py", *,
                  max_iterations: int = MAX_ITERATIONS, max_seconds: float = MAX_SECONDS):
@@ -127,7 +136,11 @@ class ContextHarness:
             raise ContextHarnessError("context harness rejected: " + "; ".join(problems))
         self.filename = filename
         self._budget = _Budget(max_iterations, max_seconds)
-        code = compile_restricted(source, filename=filename, mode="exec")
+        self._code = compile_restricted(source, filename=filename, mode="exec")
+        self._budget.start()
+        self._load()  # the top level must run (under the caller's limits) before the first call
+
+    def _load(self):
         env = {
             "__builtins__": _extra_builtins(),
             "__name__": "context_harness",
@@ -138,25 +151,30 @@ class ContextHarness:
             "_unpack_sequence_": guarded_unpack_sequence,
             "_write_": _write_guard,
             "_inplacevar_": _inplace,
-            "json": _SafeJson, "math": __import__("math"),
+            "json": _SafeJson, "math": _SafeMath,
         }
         try:
-            exec(code, env)  # noqa: S102 - restricted bytecode in restricted globals
-        except Exception as exc:
-            raise ContextHarnessError(f"{filename}: top level failed: {type(exc).__name__}: {exc}") from None
-        self._function = env[FUNCTION]
+            exec(self._code, env)  # noqa: S102 - restricted bytecode in restricted globals
+        except ContextHarnessError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - SystemExit & co. from the candidate are its failure
+            raise ContextHarnessError(f"{self.filename}: top level failed: {type(exc).__name__}: {exc}") from None
+        return env[FUNCTION]
 
     def __call__(self, history) -> str:
         history = json.loads(json.dumps(history, default=str))
         self._budget.start()
         try:
-            out = self._function(history)
+            out = self._load()(history)  # a fresh module per call: no state crosses calls
         except ContextHarnessError:
             raise
         except RecursionError:
             raise ContextHarnessError(f"{self.filename}: {FUNCTION} recursed too deeply") from None
-        except Exception as exc:
-            raise ContextHarnessError(f"{self.filename}: {FUNCTION} raised {type(exc).__name__}: {exc}") from None
+        except MemoryError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, GeneratorExit included
+            raise ContextHarnessError(f"{self.filename}: {FUNCTION} raised {type(exc).__name__}: "
+                                      f"{str(exc)[:300]}") from None
         if time.monotonic() > self._budget.deadline:
             raise ContextHarnessError(f"{FUNCTION} ran longer than {self._budget.max_seconds} s")
         if not isinstance(out, str):
@@ -174,12 +192,22 @@ class _SafeJson:
     loads = staticmethod(json.loads)
 
 
+class _SafeMath:
+    """The `math` module's public functions and constants (read-only copies)."""
+
+
+for _name in dir(math):
+    if not _name.startswith("_"):
+        setattr(_SafeMath, _name, getattr(math, _name))
+
+
 def _write_guard(obj):
     # Only the function's own containers may be written to (item assignment);
     # attribute writes could reach shared objects such as `math`.
     if isinstance(obj, (dict, list)):
         return obj
-    raise ContextHarnessError(f"writing to a {type(obj).__name__} is not allowed in a context harness")
+    what = "module" if obj in (_SafeMath, _SafeJson) else type(obj).__name__
+    raise ContextHarnessError(f"writing to a {what} is not allowed in a context harness")
 
 
 def _inplace(op: str, x, y):
@@ -190,57 +218,222 @@ def _inplace(op: str, x, y):
     return ops[op]()
 
 
-def load_context_harness(path: str | os.PathLike) -> ContextHarness:
+# -- the sandbox process -------------------------------------------------------
+
+class SandboxedHarness:
+    """A context harness that runs only in its own sandbox process.
+
+    The process caps its address space and CPU time before the candidate's
+    module is executed, serves one JSON request per line, and is killed by the
+    caller when a call overruns `max_seconds` of wall-clock time; the next call
+    starts a fresh one. Thread-safe (calls are serialised); `close()` ends it."""
+
+    def __init__(self, source: str, filename: str = "build_context.py", *, max_seconds: float = MAX_SECONDS,
+                 memory_bytes: int = MEMORY_BYTES):
+        problems = static_problems(source, filename)
+        if problems:
+            raise ContextHarnessError("context harness rejected: " + "; ".join(problems))
+        self.filename, self.max_seconds, self.memory_bytes = filename, max_seconds, memory_bytes
+        self._source = source
+        self._proc: subprocess.Popen | None = None
+        self._buffer = b""
+        self._lock = threading.Lock()
+        self.starts = 0
+
+    def __call__(self, history) -> str:
+        payload = (json.dumps({"history": history}, default=str) + "\n").encode()
+        with self._lock:
+            self._ensure_started()
+            try:
+                self._proc.stdin.write(payload)
+                self._proc.stdin.flush()
+            except OSError:
+                raise self._died("while receiving the history") from None
+            reply = self._reply(self.max_seconds + 0.5, "ran longer than")
+            if reply.get("restart"):
+                self._kill()
+        if not reply.get("ok"):
+            raise ContextHarnessError(reply.get("error") or "the harness failed")
+        return reply["context"]
+
+    def close(self) -> None:
+        with self._lock:
+            self._kill()
+
+    # -- internals ---------------------------------------------------------
+    def _ensure_started(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            return
+        self._kill()
+        self.starts += 1
+        self._proc = subprocess.Popen(
+            [sys.executable, "-I", os.path.abspath(__file__), "--serve", str(self.memory_bytes),
+             str(self.max_seconds)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C.UTF-8"})
+        _LIVE.add(self._proc)
+        try:
+            self._proc.stdin.write((json.dumps({"source": self._source, "filename": self.filename}) + "\n").encode())
+            self._proc.stdin.flush()
+        except OSError:
+            raise self._died("while loading") from None
+        reply = self._reply(START_SECONDS + self.max_seconds, "did not load within")
+        if not reply.get("ok"):
+            self._kill()
+            raise ContextHarnessError(reply.get("error") or f"{self.filename}: failed to load")
+
+    def _reply(self, timeout: float, overrun: str) -> dict:
+        deadline = time.monotonic() + timeout
+        out = self._proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([out], [], [], left)[0]:
+                self._kill()
+                raise ContextHarnessError(f"{self.filename}: {FUNCTION} {overrun} {self.max_seconds} s "
+                                          "(the sandbox process was killed)")
+            chunk = os.read(out, 65536)
+            if not chunk:
+                raise self._died("while running")
+            self._buffer += chunk
+            if len(self._buffer) > MAX_REPLY_BYTES:
+                self._kill()
+                raise ContextHarnessError(f"{self.filename}: {FUNCTION} replied with more than {MAX_REPLY_BYTES} bytes")
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            return json.loads(line)
+        except ValueError:
+            self._kill()
+            raise ContextHarnessError(f"{self.filename}: the sandbox sent an unreadable reply") from None
+
+    def _died(self, when: str) -> ContextHarnessError:
+        code = self._proc.wait() if self._proc is not None else None
+        self._kill()
+        cause = {-signal.SIGXCPU: "CPU-time limit", -signal.SIGKILL: "killed", -signal.SIGSEGV: "crashed"}.get(
+            code, f"exit code {code}")
+        return ContextHarnessError(f"{self.filename}: the sandbox process died {when} ({cause}; CPU "
+                                   f"{self.max_seconds} s, memory {self.memory_bytes >> 20} MB)")
+
+    def _kill(self) -> None:
+        proc, self._proc, self._buffer = self._proc, None, b""
+        if proc is None:
+            return
+        _LIVE.discard(proc)
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+_LIVE: set = set()
+_SHARED: dict[tuple[str, str], SandboxedHarness] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_harness(source: str, filename: str = "build_context.py") -> SandboxedHarness:
+    """The one sandbox this process uses for this harness source (every call
+    gets a fresh module, so runners and episodes may share it)."""
+    key = (filename, hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest())
+    with _SHARED_LOCK:
+        harness = _SHARED.get(key)
+        if harness is None:
+            harness = _SHARED[key] = SandboxedHarness(source, filename)
+        return harness
+
+
+@atexit.register
+def _kill_all() -> None:
+    for proc in list(_LIVE):
+        if proc.poll() is None:
+            proc.kill()
+
+
+def load_context_harness(path: str | os.PathLike) -> SandboxedHarness:
     path = Path(path)
     if not path.is_file():
         raise ContextHarnessError(f"context harness not found: {path}")
-    return ContextHarness(path.read_text(encoding="utf-8"), filename=path.name)
+    return SandboxedHarness(path.read_text(encoding="utf-8", errors="replace"), filename=path.name)
 
 
-def check_context_harness(path: str | os.PathLike, *, timeout_s: float = 20.0) -> list[str]:
-    """Static rules, then the probe histories in a limited subprocess. Returns the problems."""
+def check_context_harness(path: str | os.PathLike, histories: list[tuple[str, list]] | None = None) -> list[str]:
+    """Static rules, then every probe history `(label, history)` in a sandbox. Returns the problems."""
     path = Path(path)
     if not path.is_file():
         return [f"context harness not found: {path}"]
-    problems = static_problems(path.read_text(encoding="utf-8"), path.name)
+    try:
+        source = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [f"{path.name}: not UTF-8 text (binary content at byte {exc.start})"]
+    problems = static_problems(source, path.name)
     if problems:
         return problems
+    harness = SandboxedHarness(source, filename=path.name)
     try:
-        proc = subprocess.run([sys.executable, os.path.abspath(__file__), str(path)], capture_output=True,
-                              text=True, timeout=timeout_s, env={"PATH": os.environ.get("PATH", "")})
-    except subprocess.TimeoutExpired:
-        return [f"{path.name}: probe run exceeded {timeout_s} s wall time"]
-    if proc.returncode != 0:
-        detail = (proc.stdout.strip() or proc.stderr.strip().splitlines()[-1:] or ["killed"])
-        detail = detail if isinstance(detail, str) else detail[0]
-        if proc.returncode < 0:
-            detail = f"killed by signal {-proc.returncode} (CPU or memory limit)"
-        return [f"{path.name}: probe run failed: {detail}"]
+        for label, history in histories if histories is not None else [("an empty history", [])]:
+            try:
+                harness(history)
+            except ContextHarnessError as exc:
+                return [f"{exc} (probe: {label})"]
+    except ContextHarnessError as exc:  # pragma: no cover - raised by the load itself
+        return [str(exc)]
+    finally:
+        harness.close()
     return []
 
 
-def _probe_main(path: str) -> int:
+def _serve(memory_bytes: int, max_seconds: float) -> int:
+    """The sandbox process: limits first, then the candidate's module, then one call per request line."""
     import resource
 
-    harness = load_context_harness(path)
-    cpu = int(MAX_SECONDS * len(PROBE_HISTORIES)) + 1
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-    resource.setrlimit(resource.RLIMIT_AS, (PROBE_MEMORY_BYTES, PROBE_MEMORY_BYTES))
-    for history in PROBE_HISTORIES:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's business, not the candidate's
+    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    budget = int(math.ceil(max_seconds)) + 1
+
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+
+    def allow_cpu() -> None:  # the soft limit (SIGXCPU ends the process) moves with the CPU time used so far
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        soft = int(usage.ru_utime + usage.ru_stime) + budget
+        resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+
+    def send(obj) -> None:
+        sys.stdout.buffer.write((json.dumps(obj) + "\n").encode())
+        sys.stdout.buffer.flush()
+
+    def failure(exc: BaseException) -> dict:
+        if isinstance(exc, ContextHarnessError):
+            return {"ok": False, "error": str(exc)[:2000]}
+        if isinstance(exc, MemoryError):
+            return {"ok": False, "restart": True,
+                    "error": f"{FUNCTION} ran out of memory (limit {memory_bytes >> 20} MB)"}
+        return {"ok": False, "error": f"{FUNCTION} failed: {type(exc).__name__}: {str(exc)[:300]}"}
+
+    request = json.loads(sys.stdin.buffer.readline() or b"{}")
+    allow_cpu()
+    try:
+        harness = ContextHarness(request["source"], request.get("filename", "build_context.py"),
+                                 max_seconds=max_seconds)
+    except BaseException as exc:  # noqa: BLE001 - whatever the top level does, report it and stop
+        send(failure(exc))
+        return 1
+    send({"ok": True})
+    for line in sys.stdin.buffer:
         try:
-            harness(history)
-        except MemoryError:
-            print(f"{FUNCTION} ran out of memory on a history of {len(history)} round(s)")
-            return 1
-        except ContextHarnessError as exc:
-            print(f"{exc} (on a history of {len(history)} round(s))")
-            return 1
+            history = json.loads(line)["history"]
+            allow_cpu()
+            send({"ok": True, "context": harness(history)})
+        except MemoryError as exc:
+            send(failure(exc))
+            return 1  # a fresh process serves the next call
+        except BaseException as exc:  # noqa: BLE001 - the candidate's failure, reported to the caller
+            send(failure(exc))
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(_probe_main(sys.argv[1]))
-    except ContextHarnessError as exc:
-        print(exc)
-        sys.exit(1)
+    if len(sys.argv) == 4 and sys.argv[1] == "--serve":
+        sys.exit(_serve(int(sys.argv[2]), float(sys.argv[3])))
+    sys.exit("usage: context_harness.py --serve MEMORY_BYTES MAX_SECONDS")

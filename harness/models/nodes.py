@@ -16,7 +16,7 @@ import re
 from jsonschema import Draft202012Validator
 
 from harness.canvas.registry import Node, Registry, default_registry, node_type
-from harness.models.context_harness import ContextHarness
+from harness.models.context_harness import shared_harness
 from harness.models.images import image_part
 from harness.models.prompts import PromptError, extract_json, read_candidate_file, render
 from harness.models.request import ModelCallError
@@ -226,7 +226,9 @@ class Describe(PromptedNode):
                          "properties": {"file": {"type": "string", "default": "build_context.py",
                                                  "description": "candidate file defining build_context(history) -> str"}}},
           role="context",
-          doc="Runs the candidate's restricted build_context(history) to decide what the planner sees.")
+          doc="Runs the candidate's restricted build_context(history) in a sandbox process (CPU, memory and "
+              "wall-clock limits; a fresh module per call) to decide what the planner sees; any failure of the "
+              "harness is a node error.")
 class ContextHarnessNode(Node):
     def setup(self) -> None:
         self._harness = None
@@ -234,7 +236,7 @@ class ContextHarnessNode(Node):
     def step(self, inputs: dict, ctx) -> dict:
         if self._harness is None:
             source = read_candidate_file(ctx.candidate_dir, self.config["file"])
-            self._harness = ContextHarness(source, filename=self.config["file"])
+            self._harness = shared_harness(source, filename=self.config["file"])
         return {"context": self._harness(inputs["history"])}
 
 
@@ -257,12 +259,15 @@ class RoundHistory(Node):
         self.count = 0
 
     def step(self, inputs: dict, ctx) -> dict:
+        outcome = _json_copy(inputs.get("outcome"))
+        observation = _json_copy(inputs.get("observation"))
+        # Unabridged in the episode log (port values are summarised there): rollout
+        # recorders read each tick's observation and the outcome of the last chunk.
+        ctx.log(observation=observation, outcome=outcome)
         if "decision" in inputs:
             self.count += 1
-            outcome = inputs.get("outcome")
-            observation = inputs.get("observation")
             self.rounds.append({"round": self.count, "decision": inputs["decision"],
-                                "outcome": _json_copy(outcome), "observation": _json_copy(observation)})
+                                "outcome": outcome, "observation": observation})
             del self.rounds[:-self.config["max_rounds"]]
         return {"history": list(self.rounds)}
 

@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from harness import PROJECT_ROOT
+from harness.confine import confined_file, profile_places
 from harness.errors import InferenceProfileError
+from harness.fileio import read_yaml
 from harness.schemas import iter_schema_errors, load_schema
 
 SCHEMA_NAME = "inference_profile"
@@ -99,24 +98,23 @@ def profile_from_dict(data: Any, *, source: str = "<profile>", name: str | None 
 
 
 def resolve_profile_path(path: str | os.PathLike, candidate_dir: str | os.PathLike | None = None) -> Path:
-    """A graph's `model_profile.path`: relative to the candidate folder, else the project root."""
-    raw = Path(path)
-    if raw.is_absolute():
-        return raw
-    if candidate_dir is not None and (Path(candidate_dir) / raw).is_file():
-        return Path(candidate_dir) / raw
-    return PROJECT_ROOT / raw
+    """A graph's `model_profile.path`: a file inside the candidate folder, or
+    (relative to the project root) inside the project's profiles/ folder.
+
+    With a candidate folder the path is confined to those two places (a
+    ProfileError otherwise); without one (a graph used directly from code) an
+    absolute path is taken as it is."""
+    found = confined_file(path, profile_places(candidate_dir))
+    if found is not None:
+        return found
+    if candidate_dir is None and Path(path).is_absolute():
+        return Path(path)
+    raise ProfileError(f"model_profile.path {str(path)[:200]!r}: no such file inside the candidate folder or "
+                       f"the project's profiles/ folder (paths may not leave them)")
 
 
 def load_profile(path: str | os.PathLike) -> InferenceProfile:
     """Read and validate a YAML inference profile."""
     path = Path(path)
-    if not path.is_file():
-        raise ProfileError(f"inference profile not found: {path}")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
-        raise ProfileError(f"{path}{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    data = read_yaml(path, "inference profile", ProfileError)
     return profile_from_dict(data, source=str(path), name=path.stem)

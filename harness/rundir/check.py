@@ -5,12 +5,11 @@ it concerns."""
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
 
 from harness.models.candidate_checks import candidate_violations
 from harness.rundir import proposal, whitelist
-from harness.fileio import write_json_atomic
+from harness.fileio import InputError, decode_text, parse_json, parse_yaml, read_json, write_json_atomic
 from harness.rundir.tiers import content_hash
 from harness.rundir.run import Run
 
@@ -20,16 +19,26 @@ def parse_violations(files: dict[str, bytes]) -> list[dict]:
     for path, content in files.items():
         if path.endswith(".json"):
             try:
-                json.loads(content.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                where = f"{path}:{exc.lineno}:{exc.colno}" if isinstance(exc, json.JSONDecodeError) else path
-                out.append({"code": "json_parse", "path": where, "message": f"{where}: not valid JSON: {exc}", "hint": None})
+                parse_json(content, path, "JSON file")
+            except InputError as exc:
+                where = path + (f":{exc.line}" if exc.line else "") + (f":{exc.column}" if exc.line and exc.column else "")
+                out.append({"code": "json_parse", "path": where, "message": exc.message, "hint": None})
+        elif path.endswith((".yaml", ".yml")):
+            try:
+                parse_yaml(content, path, "YAML file")
+            except InputError as exc:
+                where = path + (f":{exc.line}" if exc.line else "")
+                out.append({"code": "yaml_parse", "path": where, "message": exc.message, "hint": None})
         elif path.endswith(".py"):
             try:
-                ast.parse(content, filename=path)
-            except SyntaxError as exc:
-                where = f"{path}:{exc.lineno}" if exc.lineno else path
-                out.append({"code": "python_parse", "path": where, "message": f"{where}: {exc.msg}", "hint": None})
+                ast.parse(decode_text(content, path, "Python file"), filename=path)
+            except InputError as exc:
+                out.append({"code": "python_parse", "path": path, "message": exc.message, "hint": None})
+            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+                line = getattr(exc, "lineno", None)
+                where = f"{path}:{line}" if line else path
+                message = getattr(exc, "msg", None) or f"cannot be parsed: {type(exc).__name__}"
+                out.append({"code": "python_parse", "path": where, "message": f"{where}: {message}", "hint": None})
     return out
 
 
@@ -40,8 +49,8 @@ def graph_violations(candidate: Path) -> list[dict]:
     if not graph_file.is_file():
         return [{"code": "missing_graph", "path": "graph.json", "message": "the candidate has no graph.json", "hint": None}]
     try:
-        graph = json.loads(graph_file.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        graph = read_json(graph_file, "graph")
+    except InputError:
         return []  # already reported as a parse violation
     out = []
     try:
@@ -68,7 +77,7 @@ def graph_violations(candidate: Path) -> list[dict]:
 def model_profile_violations(parent: Path, child: Path, parent_files: dict, child_files: dict) -> list[dict]:
     def profile(folder: Path):
         try:
-            return json.loads((folder / "graph.json").read_text(encoding="utf-8")).get("model_profile")
+            return read_json(folder / "graph.json", "graph").get("model_profile")
         except (OSError, ValueError, AttributeError):
             return None
 

@@ -6,7 +6,6 @@ the step on the next open or rolls it back, never half of it."""
 from __future__ import annotations
 
 import difflib
-import json
 import shutil
 from pathlib import Path
 
@@ -45,7 +44,7 @@ def text_diff(parent: Path, child: Path) -> str:
 def structured_patch(parent: Path, child: Path) -> dict:
     from harness.canvas.patch import diff_graphs
 
-    load = lambda folder: json.loads((folder / "graph.json").read_text(encoding="utf-8"))
+    load = lambda folder: read_json(folder / "graph.json", "graph")
     return diff_graphs(load(parent), load(child))
 
 
@@ -98,7 +97,8 @@ def _row(run: Run, staging: Path, *, status: str, iteration: int, description: s
     }
 
 
-def commit(run: Run, staging: Path, description: str | None = None) -> dict:
+def commit(run: Run, staging: Path, description: str | None = None, extra: dict | None = None) -> dict:
+    """`extra`: more ledger fields (optional ones of ledger_row.schema.json, e.g. `shaper`)."""
     blockers = readiness(run, staging)
     if blockers:
         raise UserError(f"cannot commit {staging.name}: " + "; ".join(blockers), details=blockers)
@@ -113,7 +113,8 @@ def commit(run: Run, staging: Path, description: str | None = None) -> dict:
     proposal.write(staging / "proposal.md", dict(front, description=description, parent=meta["parent"]), body)
     write_json_atomic(staging / "patch.json", structured_patch(parent_dir, staging / "candidate"))
     write_text_atomic(staging / "diff.txt", text_diff(parent_dir, staging / "candidate"))
-    row = _row(run, staging, status="committed", iteration=iteration, description=description, reason=None)
+    row = dict(_row(run, staging, status="committed", iteration=iteration, description=description, reason=None),
+               **(extra or {}))
 
     journal.begin(run.paths, {
         "op": "commit", "iteration": iteration, "staging": staging.relative_to(run.root).as_posix(),

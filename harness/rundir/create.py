@@ -44,10 +44,11 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
              max_iterations: int | None = None, max_skips: int = DEFAULT_MAX_SKIPS,
              smoke_episodes: int | None = None, eval_episodes: int | None = None,
              seed: int | None = None, progress: bool = False, say=lambda msg: None,
-             spend_caps: dict | None = None, fitness=None) -> RunPaths:
+             spend_caps: dict | None = None, fitness=None, performance_tier: str | None = None) -> RunPaths:
     """`spend_caps`: {"max_cost_usd", "max_tokens"} (None: no cap), enforced between iterations.
     `fitness(variant, metrics, primary_metric=...)`: the variant's conversion, written to
-    iteration 0's fitness.json like every later iteration's (the caller hands it in)."""
+    iteration 0's fitness.json like every later iteration's (the caller hands it in).
+    `performance_tier` (default: the profile's) is the tier `evaluate` runs."""
     from harness.variant_api import find_variant
 
     variant_spec = find_variant(variant)  # an unknown variant is refused with the known ones
@@ -64,7 +65,7 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
     target = runs_dir / run_id
     if target.exists():
         raise UserError(f"{target} already exists: choose another --run-id (or resume it with `architect loop --resume`)")
-    profile = executor.profile
+    profile = dict(executor.profile, performance_tier=performance_tier or executor.profile.get("performance_tier"))
     runs_dir.mkdir(parents=True, exist_ok=True)
     _remove_abandoned_builds(runs_dir, run_id)
     build = runs_dir / f".init-{run_id}-{os.getpid()}"

@@ -23,7 +23,10 @@ _ENV = {
 
 
 def git(root: Path, *args: str, check: bool = True) -> str:
-    env = dict(os.environ, **_ENV)
+    # GIT_DIR pins the run's own repository: with .git deleted or damaged, git
+    # must fail rather than find (and change) an enclosing repository.
+    root = Path(root).resolve()
+    env = dict(os.environ, **_ENV, GIT_DIR=str(root / ".git"), GIT_WORK_TREE=str(root))
     proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, env=env)
     if check and proc.returncode != 0:
         raise UserError(f"git {' '.join(args)} failed in {root}: {proc.stderr.strip() or proc.stdout.strip()}")
@@ -52,6 +55,31 @@ def commit_pending(root: Path, subject: str, trailer: tuple[str, int]) -> str | 
 
 def commit_iteration(root: Path, iteration: int, subject: str, paths: list[str]) -> str:
     return commit(root, subject, (TRAILER, iteration), paths)
+
+
+REPAIR_HINT = ("the run's history lives in its .git folder: restore it from a backup (or `git -C {root} "
+               "reset` to a valid commit if only HEAD is damaged); architect will not change the run until then")
+
+
+def repository_problem(root: Path) -> str | None:
+    """Why the run's own git repository is unusable (None: it is usable)."""
+    root = Path(root).resolve()
+    git_dir = root / ".git"
+    if not git_dir.is_dir():
+        return f"{git_dir} is missing: the run's git history is gone"
+    try:
+        head_text = (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return f"{git_dir / 'HEAD'} is missing or unreadable"
+    well_formed = head_text.startswith("ref: refs/") or (len(head_text) == 40 and all(
+        c in "0123456789abcdef" for c in head_text))
+    if not well_formed:
+        return f"{git_dir / 'HEAD'} is damaged (holds {head_text[:40]!r})"
+    proc = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD^{commit}"], capture_output=True, text=True,
+                          env=dict(os.environ, **_ENV, GIT_DIR=str(git_dir), GIT_WORK_TREE=str(root)))
+    if proc.returncode != 0:
+        return f"{git_dir}: HEAD names no commit (the repository is empty or damaged)"
+    return None
 
 
 def head(root: Path) -> str | None:

@@ -12,7 +12,7 @@ from harness.rundir.commit import commit, discard
 from harness.rundir.display import score_text
 from harness.rundir.layout import RunPaths
 from harness.rundir.lock import run_lock
-from harness.rundir.recover import recover
+from harness.rundir.recover import recover_or_refuse
 from harness.rundir.run import Run
 from harness.rundir.stage import clear_stale, stage
 
@@ -76,7 +76,7 @@ def run_loop(paths: RunPaths, *, target: int | None, seed: int | None, show: Pro
     When it stops (not on an error or interrupt) and `certification` is given
     ({"reruns", "holdout_episodes"}), certify the run (harness.rundir.certify)."""
     with run_lock(paths.lock):
-        for action in recover(paths):
+        for action in recover_or_refuse(paths):
             show.say(f"[yellow]recovered:[/] {action}")
         run = Run(paths)
         for name in clear_stale(run):

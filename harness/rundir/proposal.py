@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from harness.errors import UserError
-from harness.fileio import write_text_atomic
+from harness.fileio import parse_yaml, read_text, write_text_atomic
 from harness.schemas import load_schema, validate_instance
 
 # The intervention axes, defined once: the enum of schemas/proposal_front_matter.schema.json.
@@ -21,10 +21,7 @@ def split(text: str) -> tuple[dict | None, str]:
     parts = text.split("\n---", 1)
     if len(parts) != 2:
         raise UserError("proposal.md: front matter opened with --- but never closed")
-    try:
-        meta = yaml.safe_load(parts[0][3:]) or {}
-    except yaml.YAMLError as exc:
-        raise UserError(f"proposal.md: front matter is not valid YAML: {exc}") from None
+    meta = parse_yaml(parts[0][3:], "proposal.md", "front matter", first_line=1) or {}
     body = parts[1].split("\n", 1)[1] if "\n" in parts[1] else ""
     return meta, body
 
@@ -34,7 +31,7 @@ def problems(path: Path) -> list[dict]:
     if not path.exists():
         return [{"code": "proposal", "path": "proposal.md", "message": "proposal.md is missing", "hint": "run `architect stage` again"}]
     try:
-        meta, _ = split(path.read_text(encoding="utf-8"))
+        meta, _ = split(read_text(path, "proposal"))
     except UserError as exc:
         return [{"code": "proposal", "path": "proposal.md", "message": exc.message, "hint": None}]
     if meta is None:
@@ -46,7 +43,7 @@ def problems(path: Path) -> list[dict]:
 
 
 def read(path: Path) -> tuple[dict, str]:
-    meta, body = split(path.read_text(encoding="utf-8")) if path.exists() else (None, "")
+    meta, body = split(read_text(path, "proposal")) if path.exists() else (None, "")
     return meta or {}, body
 
 

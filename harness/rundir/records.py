@@ -6,13 +6,12 @@ The run directory's readers: `read_manifest`, `read_iteration_metrics` and
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
-from harness.fileio import write_json_atomic
+from harness.fileio import read_json, write_json_atomic
 from harness.schemas import validate_instance
 
 
@@ -28,12 +27,7 @@ def check_record(schema: str, obj: Any, where: Path | str) -> None:
 
 
 def read_record(schema: str, path: Path) -> dict:
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{path}: missing") from None
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}:{exc.lineno}:{exc.colno}: malformed JSON: {exc.msg}") from None
+    obj = read_json(path, f"{schema} record")
     _check_format_version(schema, obj, path)
     check_record(schema, obj, path)
     return obj

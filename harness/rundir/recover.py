@@ -2,7 +2,11 @@
 
 Invariant: git HEAD is the truth about committed iterations. An iteration whose
 commit never landed is rolled back into staging; one whose commit landed has
-its bookkeeping finished; the state file is re-derived from the ledger."""
+its bookkeeping finished; the state file is re-derived from the ledger. A
+journal that is damaged or incomplete is not trusted: the run is reconciled
+with HEAD instead (uncommitted iteration folders go back to staging, a ledger
+that disagrees with HEAD is restored from it). A run whose own git repository
+is missing or damaged cannot be recovered automatically: RunInconsistent."""
 
 from __future__ import annotations
 
@@ -10,12 +14,29 @@ import shutil
 
 from harness.errors import UserError
 from harness.rundir import gitops, journal, ledger, state
+from harness.rundir.consistency import consistency
 from harness.fileio import write_text_atomic
 from harness.rundir.layout import RunPaths
 
 
+class RunInconsistent(UserError):
+    """The run disagrees with itself in a way recovery cannot repair; nothing may change it."""
+
+    def __init__(self, message: str):
+        super().__init__(message, exit_code=4)
+
+
+def refuse_if_broken(paths: RunPaths) -> None:
+    """RunInconsistent if the run's own git repository is unusable."""
+    problem = gitops.repository_problem(paths.root)
+    if problem is not None:
+        raise RunInconsistent(f"run {paths.run_id} is not consistent: {problem}; nothing was changed. To repair: "
+                              + gitops.REPAIR_HINT.format(root=paths.root))
+
+
 def recover(paths: RunPaths) -> list[str]:
     """Repair the run in place; returns what was done (for status/progress)."""
+    refuse_if_broken(paths)
     actions: list[str] = []
     gitops.settle(paths.root)
     _repair_ledger(paths, actions)
@@ -25,7 +46,13 @@ def recover(paths: RunPaths) -> list[str]:
             actions.append(_recover_commit(paths, entry))
         elif entry.get("op") == "discard":
             actions.append(_recover_discard(paths, entry))
+        else:
+            gitops.reset_index(paths.root)
+            actions.append(f"ignored an unusable commit journal ({entry.get('damage')}); reconciled the run "
+                           "with git HEAD")
         journal.end(paths)
+    _stage_uncommitted_iterations(paths, actions)
+    _reconcile_ledger(paths, actions)
     _restore_committed_tree(paths, actions)
     for partial in paths.staging.glob(".tmp-*") if paths.staging.exists() else []:
         shutil.rmtree(partial, ignore_errors=True)  # a `stage` killed before its final rename
@@ -40,6 +67,18 @@ def recover(paths: RunPaths) -> list[str]:
         actions.append("the previous loop process died: marked interrupted")
     elif st is None or state.drift(paths):
         state.refresh(paths)
+    return actions
+
+
+def recover_or_refuse(paths: RunPaths) -> list[str]:
+    """`recover`, then RunInconsistent if the run still disagrees with itself
+    (the caller is about to change it)."""
+    actions = recover(paths)
+    problems = consistency(paths)
+    if problems:
+        raise RunInconsistent(f"run {paths.run_id} is not consistent after recovery: {'; '.join(problems)[:500]}; "
+                              f"nothing more was changed. Run `architect status {paths.run_id}` for details, repair "
+                              "what it names (or restore the run from a backup) and try again")
     return actions
 
 
@@ -75,6 +114,10 @@ def _recover_discard(paths: RunPaths, entry: dict) -> str:
     return f"finished discarding attempt {row['attempt']} ({entry['staging']})"
 
 
+def _head_ledger(paths: RunPaths) -> str:
+    return gitops.git(paths.root, "show", "HEAD:ledger.jsonl", check=False) if gitops.head(paths.root) else ""
+
+
 def _repair_ledger(paths: RunPaths, actions: list[str]) -> None:
     """A missing or damaged ledger is restored from the last commit (rows of
     attempts discarded since then are lost; the iterations are not)."""
@@ -84,9 +127,40 @@ def _repair_ledger(paths: RunPaths, actions: list[str]) -> None:
             return
     except UserError:
         pass
-    committed = gitops.git(paths.root, "show", "HEAD:ledger.jsonl", check=False) if gitops.head(paths.root) else ""
-    write_text_atomic(paths.ledger, committed)
+    write_text_atomic(paths.ledger, _head_ledger(paths))
     actions.append("ledger.jsonl was missing or damaged: restored from the last commit")
+
+
+def _reconcile_ledger(paths: RunPaths, actions: list[str]) -> None:
+    """A ledger whose committed iterations are not git's (e.g. emptied) is restored from HEAD."""
+    in_git = gitops.committed_iterations(paths.root)
+    in_ledger = [r["iteration"] for r in ledger.committed(ledger.read_rows(paths.ledger))]
+    if in_ledger != in_git:
+        write_text_atomic(paths.ledger, _head_ledger(paths))
+        actions.append(f"ledger.jsonl listed committed iterations {in_ledger[:10]} but git has {in_git[:10]}: "
+                       "restored it from the last commit")
+
+
+def _stage_uncommitted_iterations(paths: RunPaths, actions: list[str]) -> None:
+    """An iterations/<n> folder git does not know (a commit that never landed,
+    with no usable journal) is moved back to staging, never deleted."""
+    if not paths.iterations.is_dir():
+        return
+    committed = set(gitops.committed_iterations(paths.root))
+    for folder in sorted(paths.iterations.iterdir()):
+        if not folder.name.isdigit() or int(folder.name) in committed:
+            continue
+        if not folder.is_dir():
+            folder.unlink()
+            continue
+        target = paths.staging / folder.name
+        suffix = 1
+        while target.exists():
+            target = paths.staging / f"{folder.name}-recovered{suffix}"
+            suffix += 1
+        paths.staging.mkdir(parents=True, exist_ok=True)
+        folder.rename(target)
+        actions.append(f"iterations/{folder.name} was never committed: moved back to {target.relative_to(paths.root)}")
 
 
 def _restore_committed_tree(paths: RunPaths, actions: list[str]) -> None:

@@ -35,9 +35,9 @@ class Run:
 
     def staging_meta(self, staging: Path) -> dict:
         try:
-            return read_json(staging / "stage.json")
-        except (OSError, ValueError):
-            raise UserError(f"{staging}: stage.json is missing or damaged; stage again") from None
+            return read_json(staging / "stage.json", "stage record")
+        except UserError as exc:
+            raise UserError(f"{exc.message}; stage again") from None
 
     def best_iteration(self) -> int:
         best = ledger.best_row(self.rows())
@@ -74,11 +74,11 @@ class Run:
 @contextmanager
 def open_run(ref: str | os.PathLike, runs_dir: str | os.PathLike | None = None) -> Iterator[Run]:
     """Lock the run, finish or roll back whatever a killed process left, and yield it."""
-    from harness.rundir.recover import recover
+    from harness.rundir.recover import recover_or_refuse
 
     paths = resolve_run(ref, runs_dir)
     with run_lock(paths.lock):
-        recover(paths)
+        recover_or_refuse(paths)
         yield Run(paths)
 
 
@@ -87,7 +87,10 @@ def open_staging(ref: str | os.PathLike, staging: str | os.PathLike,
                  runs_dir: str | os.PathLike | None = None) -> Iterator[tuple[Run, Path]]:
     """For check / smoke / evaluate, which only write inside one staging folder:
     lock that folder, not the run, so parallel slots evaluate side by side."""
+    from harness.rundir.recover import refuse_if_broken
+
     paths = resolve_run(ref, runs_dir)
+    refuse_if_broken(paths)
     folder = resolve_staging(paths, staging)
     with run_lock(paths.staging_lock(folder), what=f"staging {folder.name}"):
         yield Run(paths), folder

@@ -3,35 +3,21 @@ and the iterations/ folders agree."""
 
 from __future__ import annotations
 
-from harness.rundir import gitops, journal, ledger, state, stopping
+from harness.errors import UserError
+from harness.rundir import gitops, ledger, state, stopping
+from harness.rundir.consistency import consistency
 from harness.rundir.layout import RunPaths, resolve_run
 from harness.rundir.lock import RunBusy, run_lock
 from harness.rundir.records import read_record
-
-
-def consistency(paths: RunPaths) -> list[str]:
-    """Disagreements between git history, ledger, state and folders (empty: consistent)."""
-    problems = []
-    in_git = gitops.committed_iterations(paths.root)
-    rows = ledger.read_rows(paths.ledger)
-    in_ledger = [r["iteration"] for r in ledger.committed(rows)]
-    folders = sorted(int(p.name) for p in paths.iterations.iterdir() if p.name.isdigit()) if paths.iterations.exists() else []
-    if in_git != list(range(len(in_git))):
-        problems.append(f"git history iterations are not 0..n in order: {in_git}")
-    if in_ledger != in_git:
-        problems.append(f"ledger says committed {in_ledger}, git history says {in_git}")
-    if folders != sorted(in_git):
-        problems.append(f"iterations/ holds {folders}, git history says {in_git}")
-    problems += state.drift(paths)
-    if journal.pending(paths) is not None:
-        problems.append("an interrupted commit/discard is pending recovery (.journal.json)")
-    return problems
 
 
 def run_status(ref, runs_dir=None) -> dict:
     from harness.rundir.recover import recover
 
     paths = resolve_run(ref, runs_dir)
+    broken = gitops.repository_problem(paths.root)
+    if broken is not None:
+        return _broken_report(paths, broken)
     busy = None
     recovered: list[str] = []
     try:
@@ -43,6 +29,20 @@ def run_status(ref, runs_dir=None) -> dict:
         report = _report(paths)  # read-only view while another process works
     report.update(busy=busy, recovered=recovered)
     return report
+
+
+def _broken_report(paths: RunPaths, problem: str) -> dict:
+    """What can be said about a run whose git repository is unusable (nothing is changed)."""
+    repair = gitops.REPAIR_HINT.format(root=paths.root)
+    try:
+        manifest = read_record("manifest", paths.manifest)
+    except UserError:
+        manifest = None
+    lines = [f"run {paths.run_id}  ({paths.root})", f"consistent: NO — {problem}", f"to repair: {repair}"]
+    return {"run": str(paths.root), "run_id": paths.run_id, "manifest": manifest, "state": None, "committed": [],
+            "git_head": None, "staged": [], "consistent": False, "problems": [problem], "repair": repair,
+            "axis_share": None, "stop_requested": paths.stop_file.exists(), "busy": None, "recovered": [],
+            "summary": "\n".join(lines)}
 
 
 def _report(paths: RunPaths) -> dict:

@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
-from harness.fileio import write_json_atomic, write_text_atomic
+from harness.fileio import read_json, read_jsonl, write_json_atomic, write_text_atomic
 from harness.rundir.layout import RunPaths
-from harness.fileio import read_jsonl
 from harness.rundir.records import committed_iterations, read_iteration_metrics, read_manifest
 from harness.variants.fitness import (
     bootstrap_ci,

@@ -11,14 +11,13 @@ Both lists are shown to the proposer as modifications not to repeat.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from harness.errors import UserError
-from harness.fileio import write_json_atomic, write_text_atomic
+from harness.fileio import read_json, write_json_atomic, write_text_atomic
 from harness.rundir.layout import RunPaths
 from harness.rundir.ledger import failed, read_rows
 from harness.rundir.records import read_iteration_metrics
@@ -274,7 +273,7 @@ def check_duplicate(paths: RunPaths, staging: Path) -> dict[str, Any]:
     # Outside the staging folder, so `stage --replace` (restoring the parent's files) keeps the count;
     # keyed by the attempt number, so the next attempt at the same iteration starts afresh.
     counter_path = paths.staging / f".aflow-duplicates-attempt{len(read_rows(paths.ledger))}.json"
-    hits = json.loads(counter_path.read_text()) if counter_path.is_file() else []
+    hits = read_json(counter_path, "duplicate counter") if counter_path.is_file() else []
     if unique:
         from harness.rundir.tiers import content_hash
 

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
-from harness.fileio import write_text_atomic
+from harness.fileio import parse_json, read_json, read_jsonl, write_text_atomic
 from harness.rundir.layout import RunPaths
 from harness.rundir.records import read_iteration_metrics, read_metrics, read_record
 from harness.schemas import validate_instance
-from harness.fileio import read_jsonl
 from harness.variants.fitness import (
     committed_rows,
     committed_scores,
@@ -99,10 +98,7 @@ def append(paths: RunPaths, name: str, text: str) -> dict[str, Any]:
 
 
 def _validated_row(name: str, text: str) -> str:
-    try:
-        row = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"append to {name}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    row = parse_json(text, f"append to {name}", "row")
     errors = validate_instance(ROW_SCHEMAS[name], row)
     if errors:
         raise UserError(f"append to {name}: row does not match schemas/{ROW_SCHEMAS[name]}.schema.json: "
@@ -206,7 +202,7 @@ def materialize(paths: RunPaths, specs_path: Path, staging: Path) -> dict[str, A
     if staging_iteration(staging) != doc["iteration"]:
         raise UserError(f"{staging}: belongs to iteration {staging_iteration(staging)}, "
                         f"specs are for iteration {doc['iteration']}")
-    stage_meta = json.loads((staging / "stage.json").read_text(encoding="utf-8"))
+    stage_meta = read_json(staging / "stage.json", "stage record")
     if stage_meta.get("parent") != doc["parent"]:
         raise UserError(f"{staging}: staged on parent {stage_meta.get('parent')}, the specs' parent is "
                         f"{doc['parent']}: stage again with --parent {doc['parent']}")
@@ -341,7 +337,7 @@ def evaluate_slots(run, stagings: list[Path]) -> dict[str, Any]:
 
 def _staged_at(staging: Path) -> str | None:
     try:
-        return json.loads((staging / "stage.json").read_text(encoding="utf-8")).get("created")
+        return read_json(staging / "stage.json", "stage record").get("created")
     except (OSError, ValueError):
         return None
 
@@ -350,11 +346,11 @@ def _slot_score(staging: Path) -> tuple[float | None, str | None]:
     metrics_path = staging / "eval" / "metrics.json"
     verdict_path = staging / "eval" / "verdict.json"
     if verdict_path.is_file():
-        verdict = json.loads(verdict_path.read_text(encoding="utf-8"))
+        verdict = read_json(verdict_path, "verdict")
         if not verdict.get("passed", True):
             return None, "evaluation failed: " + "; ".join(verdict.get("reasons") or [])
     if metrics_path.is_file():
-        metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
+        metrics = read_json(metrics_path, "metrics")
         if metrics.get("complete") is False:
             return None, "evaluation incomplete"
         score = primary_mean(metrics)

@@ -26,7 +26,7 @@ from harness.canvas.registry import COMPOSITE_TYPE, for_graph
 from harness.canvas.validate import validate_graph
 from harness.errors import UserError
 from harness.rundir import proposal as proposal_md
-from harness.fileio import write_json_atomic
+from harness.fileio import read_json, write_json_atomic
 from harness.variant_api import VariantSpec
 
 VARIANT = VariantSpec(name="random", skill=".claude/commands/architect/variants/random.md", fitness="mean",
@@ -315,7 +315,7 @@ class RandomProposer:
 def propose_into(staging: Path, seed: int | None, attempt: int, seen: set[str] = frozenset()) -> Proposal:
     """Edit the staged candidate in place and fill in proposal.md."""
     candidate = staging / "candidate"
-    graph = json.loads((candidate / "graph.json").read_text(encoding="utf-8"))
+    graph = read_json(candidate / "graph.json", "graph")
     result = RandomProposer(seed, attempt).propose(graph, candidate, seen=seen)
     write_json_atomic(candidate / "graph.json", result.graph)
     write_json_atomic(staging / "proposed_patch.json", result.patch)

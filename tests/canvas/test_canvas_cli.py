@@ -76,7 +76,8 @@ def test_patch_failing_midway_writes_nothing(tmp_path):
     out.write_text("previous content")
     code, data = cli_json("patch", graph, GRAPHS / "patches" / "fails_at_op_2.json", "-o", out)
     assert code == 1 and data["ok"] is False
-    assert data["details"] == {"index": 2, "op": "remove_edge", "reason": "no edge policy.value -> nowhere.x"}
+    assert data["details"] == {"index": 2, "op": "remove_edge", "reason": "no edge policy.value -> nowhere.x",
+                               "file": str(GRAPHS / "patches" / "fails_at_op_2.json")}
     assert out.read_text() == "previous content" and graph.read_bytes() == before
     # in place, failing: the graph itself is untouched
     code, out_text = cli("patch", graph, GRAPHS / "patches" / "fails_at_op_2.json", "-o", graph)

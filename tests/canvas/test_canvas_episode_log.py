@@ -3,6 +3,7 @@ per-value memo never shows a stale summary of a value changed in place."""
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 
@@ -173,3 +174,104 @@ def test_logged_summaries_follow_cells_changed_by_another_node():
     sinks = [r["inputs"]["value"] for r in log.records if r["node"] == "sink"]
     assert readers == ["[]", "[0]", "[0, 1]", "[0, 1, 2]"]  # read before the tick's append
     assert sinks == ["[0]", "[0, 1]", "[0, 1, 2]", "[0, 1, 2, 3]"]  # after it
+
+
+# -- the log's content: unchanged by the speed work, arrays in full ------------------
+
+@node_type("test.LogPainter", registry=REG, inputs={"position": "Int"},
+           outputs={"canvas": "Any", "view": "Any", "label": "Text", "pair": "Any"})
+class LogPainter(Node):
+    """Paints its position into one array it owns (changed in place every tick, as
+    a map is) and emits a dict holding a fresh array, a string and a tuple."""
+
+    def reset(self, ctx):
+        self.canvas = np.zeros((3, 4), dtype=np.int16)
+
+    def step(self, inputs, ctx):
+        p = inputs["position"]
+        self.canvas[p % 3, p % 4] += p + 1
+        view = {"image": np.arange(6, dtype=np.uint8).reshape(2, 3) * p, "dir": p, "tags": ["a", p]}
+        return {"canvas": self.canvas, "view": view, "label": f"at {p}", "pair": (p, None)}
+
+
+def _painted_graph() -> dict:
+    g = corridor_graph()
+    g["nodes"].update({"painter": {"type": "test.LogPainter", "config": {}},
+                       "sink": {"type": "test.LogSink", "config": {}},
+                       "late": {"type": "test.LogSink", "config": {}}})
+    g["edges"] += [{"from": "sim.position", "to": "painter.position"},
+                   {"from": "painter.canvas", "to": "sink.value"},
+                   {"from": "painter.view", "to": "sink.after"},
+                   {"from": "painter.canvas", "to": "late.value", "delay": 1}]
+    return g
+
+
+class _EagerLog(EpisodeLog):
+    """The log as it was before the speed work: every port summarised by the
+    plain rule when the node fires, and each array copied then."""
+
+    def __init__(self):
+        super().__init__()
+        self.snapshots: list[list] = []
+
+    def firing(self, node, node_type, tick, inputs, outputs, duration_s, error=None, usage=None, self_fields=None):
+        def texts(ports):
+            return None if ports is None else {k: reference_summary(v) for k, v in ports.items()}
+
+        arrays = []
+        for ports in (inputs, outputs):
+            for v in (ports or {}).values():
+                for x in (v.values() if isinstance(v, dict) else [v]):
+                    if isinstance(x, np.ndarray):
+                        arrays.append(x.copy())
+        record = {"node": node, "type": node_type, "tick": tick, "inputs": texts(inputs), "outputs": texts(outputs),
+                  "duration_s": round(duration_s, 7), "error": error}
+        if self_fields:
+            record["self"] = self_fields
+        self._records.append(record)
+        self.snapshots.append(arrays)
+
+
+def _decoded(entry: dict) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(entry["base64"]), entry["dtype"]).reshape(entry["shape"])
+
+
+def test_log_content_equals_the_eager_plain_rule_and_arrays_are_complete():
+    g = _painted_graph()
+    fast, eager = EpisodeLog(), _EagerLog()
+    with GraphRunner(g, registry=REG) as runner:
+        runner.run_episode({"seed": 0}, fast)
+        runner.run_episode({"seed": 0}, eager)
+    fast_records, eager_records = fast.records, eager.records
+    assert len(fast_records) == len(eager_records) > 10
+
+    def without_timing(record):
+        return {k: v for k, v in record.items() if k not in ("duration_s", "arrays")}
+
+    assert [without_timing(r) for r in fast_records] == [without_timing(r) for r in eager_records]
+    # every array that was on a port is in the log in full, as it was then:
+    # in the record itself or (an input read in the same tick) in an earlier one
+    for i, (record, arrays) in enumerate(zip(fast_records, eager.snapshots)):
+        seen = [_decoded(e) for r in fast_records[:i + 1] if r["tick"] == record["tick"]
+                for e in r.get("arrays", {}).values()]
+        for array in arrays:
+            assert any(a.dtype == array.dtype and np.array_equal(a, array) for a in seen), (record, array)
+    painter = next(r for r in fast_records if r["node"] == "painter" and r["tick"] == 2)
+    assert set(painter["arrays"]) == {"outputs/canvas", "outputs/view/image"}
+    assert painter["arrays"]["outputs/view/image"]["dtype"] == "|u1"
+    assert _decoded(painter["arrays"]["outputs/view/image"]).tolist() == [[0, 2, 4], [6, 8, 10]]
+
+
+def test_written_lines_follow_the_episode_log_schema(tmp_path):
+    from harness.schemas import validate_instance
+
+    log = EpisodeLog()
+    with GraphRunner(_painted_graph(), registry=REG) as runner:
+        runner.run_episode({"seed": 0}, log)
+    log.firing("big", "T", 9, None, {"huge": np.zeros(300_000), "things": np.array([{"a": 1}, None])}, 0.0)
+    lines = [json.loads(x) for x in log.write_jsonl(tmp_path / "e.jsonl").read_text().splitlines()]
+    for line in lines:
+        assert validate_instance("episode_log_line", line) == [], line
+    big = lines[-1]["arrays"]
+    assert big["outputs/huge"]["omitted"] and big["outputs/huge"]["max"] == 0.0
+    assert big["outputs/things"]["items"] == [{"a": 1}, None]

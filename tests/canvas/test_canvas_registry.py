@@ -92,7 +92,7 @@ def test_broken_nodeset_is_reported_with_file_and_line(tmp_path):
     (tmp_path / "nodeset").mkdir()
     (tmp_path / "nodeset" / "ok.py").write_text(NODESET)
     (tmp_path / "nodeset" / "broken.py").write_text("x = 1\ndef f(:\n")
-    (tmp_path / "nodeset" / "raises.py").write_text("import os\n\nraise RuntimeError('nope')\n")
+    (tmp_path / "nodeset" / "raises.py").write_text("import math\n\nraise RuntimeError('nope')\n")
     g = {"schema_version": 1, "executor": "babyai", "nodes": {}}
     problems = [p for p in validate_graph(g, candidate_dir=tmp_path) if p.code == "nodeset_error"]
     messages = sorted(p.message for p in problems)
@@ -163,3 +163,17 @@ def test_every_babyai_type_documents_its_full_behaviour_with_fallbacks():
     assert all(len(t["behaviour"]) > len(t["doc"]) for t in types.values()), \
         [n for n, t in types.items() if len(t["behaviour"]) <= len(t["doc"])]
     assert "a single `left` turn" in types["babyai.FrontierExplore"]["behaviour"]
+
+
+def test_every_built_in_config_schema_is_a_valid_schema():
+    """Built-in types skip the schema check at registration (start-up speed); this is that check."""
+    from jsonschema import Draft202012Validator
+
+    from harness.canvas.registry import default_registry
+    registry = default_registry()
+    for executor in ("babyai", "mapgpt"):
+        assert registry.ensure_executor(executor) is None
+    types = registry.all()
+    assert len(types) > 20
+    for nt in types:
+        Draft202012Validator.check_schema(nt.config_schema)

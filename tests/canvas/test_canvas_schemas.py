@@ -57,3 +57,26 @@ def test_fast_path_agrees_with_jsonschema():
     for g in _single_faults():
         assert fast(g) == (validate_instance("graph", g) == []), g
     assert fast(corridor_graph())
+
+
+def test_compiled_checks_are_kept_between_processes_and_survive_a_corrupt_file(tmp_path, monkeypatch):
+    from harness.schemas import _compile_cached, compiled_schema_dir
+
+    monkeypatch.setenv("ARCHITECT_CACHE_DIR", str(tmp_path))
+    schema = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+              "properties": {"n": {"type": "integer", "minimum": 1}}, "required": ["n"]}
+    first = _compile_cached(schema)
+    files = list(compiled_schema_dir().glob("schema_*.bin"))
+    assert len(files) == 1
+    again = _compile_cached(schema)  # loaded from the file
+    files[0].write_bytes(b"not marshal data")
+    fallback = _compile_cached(schema)  # compiled in memory
+    for check in (first, again, fallback):
+        assert check({"n": 2}) == {"n": 2}
+        for bad in ({"n": 0}, {}, {"n": "2"}):
+            try:
+                check(bad)
+            except Exception as exc:  # fastjsonschema's JsonSchemaValueException
+                assert "n" in str(exc) or "must" in str(exc)
+            else:
+                raise AssertionError(f"{bad} accepted")

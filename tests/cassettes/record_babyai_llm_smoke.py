@@ -47,8 +47,8 @@ def record(cassette: Path = CASSETTE, expected: Path | None = EXPECTED, workers:
         graph = json.loads((candidate / "graph.json").read_text())
         profile = yaml.safe_load((PROJECT_ROOT / graph["model_profile"]["path"]).read_text())
         profile["base_url"] = server.openai_url
-        (tmp / "recording.yaml").write_text(yaml.safe_dump(profile))
-        graph["model_profile"]["path"] = str(tmp / "recording.yaml")
+        (candidate / "recording.yaml").write_text(yaml.safe_dump(profile))
+        graph["model_profile"]["path"] = "recording.yaml"  # profile paths stay inside the candidate
         (candidate / "graph.json").write_text(json.dumps(graph, indent=2))
         fresh = tmp / "cassette.jsonl"
         os.environ["ARCHITECT_MODEL_MODE"] = "record"

@@ -12,3 +12,11 @@ def eval_env(tmp_path, monkeypatch):
     monkeypatch.setenv("ARCHITECT_RESULTS_DIR", str(tmp_path / "results"))
     monkeypatch.delenv("ARCHITECT_MODEL_MODE", raising=False)
     return tmp_path
+
+
+@pytest.fixture(autouse=True)
+def trusted_test_nodesets(monkeypatch):
+    """The candidates of these tests misbehave on purpose (hang, kill their
+    worker, sleep), which needs `os` and `time`: their nodeset runs as plain
+    Python here. Restricted loading is tested in tests/canvas/test_canvas_restricted.py."""
+    monkeypatch.setenv("ARCHITECT_TRUSTED_NODESETS", "1")

@@ -21,7 +21,7 @@ def ex():
 def test_tiers_sizes_and_ids(ex):
     smoke, search, holdout = (ex.episodes(t) for t in ("smoke", "search", "holdout"))
     assert len(smoke) == 5 and len(search) == 100 and len(holdout) >= 200
-    assert ex.sealed == {"holdout", "holdout-hard"}
+    assert ex.sealed == {"holdout", "holdout-hard", "shaper_test"}
     hard, hard_holdout = ex.episodes("search-hard"), ex.episodes("holdout-hard")
     assert len(hard) == 100 and len(hard_holdout) == 200
     assert not {e["episode_id"] for e in hard_holdout} & {e["episode_id"] for e in hard + search}
@@ -81,7 +81,7 @@ def test_bad_profile_names_the_key(tmp_path, mutate, needle):
 def test_malformed_yaml_names_line(tmp_path):
     path = tmp_path / "profile.yaml"
     path.write_text("tiers:\n  smoke: [\n")
-    with pytest.raises(ProfileError, match=r"profile.yaml:\d+:\d+: invalid YAML"):
+    with pytest.raises(ProfileError, match=r"profile.yaml:\d+:\d+: not valid YAML"):
         load_profile(path)
 
 
@@ -94,3 +94,17 @@ def test_unknown_executor_and_tier(ex):
         load_executor("nope")
     with pytest.raises(ExecutorError, match="no tier 'train'"):
         ex.episodes("train")
+
+
+def test_shaper_splits_are_tiers_and_the_test_split_is_sealed(ex):
+    from executors import profile_problems
+
+    splits = ex.profile["splits"]
+    train, val, test = (ex.episodes(splits[k]) for k in ("train", "validation", "test"))
+    assert (len(train), len(val)) == (15, 24) and len(test) >= 100  # the study's 15 / 24
+    ids = [{e["episode_id"] for e in tier} for tier in (train, val, test)]
+    assert not ids[0] & ids[1] and not ids[2] & (ids[0] | ids[1])
+    profile = dict(ex.profile, splits=dict(splits, test=splits["validation"]))
+    assert any("splits/test" in p and "must be sealed" in p for p in profile_problems(profile))
+    profile = dict(ex.profile, splits=dict(splits, train="nope"))
+    assert any("splits/train" in p and "'nope' is not a tier" in p for p in profile_problems(profile))

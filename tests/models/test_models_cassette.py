@@ -92,7 +92,7 @@ def test_malformed_cassette_line_is_reported_with_its_line(tmp_path):
     with pytest.raises(CassetteError, match=r"c.jsonl:1: bad cassette entry"):
         Cassette(path)
     path.write_text("\n{not json\n")
-    with pytest.raises(CassetteError, match=r"c.jsonl:2: not JSON"):
+    with pytest.raises(CassetteError, match=r"c.jsonl:2:\d+: malformed JSON"):
         Cassette(path)
 
 

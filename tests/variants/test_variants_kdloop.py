@@ -53,7 +53,7 @@ def test_jsonl_rows_are_validated(run):
     kdloop.append(run.paths, "hypotheses", json.dumps(good))
     with pytest.raises(UserError, match="kdloop_hypothesis"):
         kdloop.append(run.paths, "hypotheses", json.dumps(dict(good, status="maybe")))
-    with pytest.raises(UserError, match="not valid JSON"):
+    with pytest.raises(UserError, match="malformed JSON"):
         kdloop.append(run.paths, "hypotheses", "{not json")
     rows = (run.root / "memory" / "hypotheses.jsonl").read_text().splitlines()
     assert [json.loads(r)["id"] for r in rows] == ["h1"]

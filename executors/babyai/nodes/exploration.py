@@ -6,7 +6,9 @@ and emit an `ActionChunk`.
 
 from __future__ import annotations
 
-import numpy as np
+from harness.lazy import lazy_import
+
+np = lazy_import("numpy")  # node declarations load without numpy
 
 from executors.babyai import world as W
 from executors.babyai.policy import SubgoalPolicy

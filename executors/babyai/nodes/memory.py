@@ -6,7 +6,9 @@ they differ in what they forget.
 
 from __future__ import annotations
 
-import numpy as np
+from harness.lazy import lazy_import
+
+np = lazy_import("numpy")  # node declarations load without numpy
 
 from executors.babyai import world as W
 from harness.canvas.registry import Node, node_type

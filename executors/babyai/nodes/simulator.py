@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-import numpy as np
+from harness.lazy import lazy_import
 
-from executors.babyai import envs
+np = lazy_import("numpy")  # node declarations load without numpy
+
 from executors.babyai import world as W
 from harness.canvas.registry import SimulatorNode, node_type
 
 MINIGRID_DIR_TO_HEADING = {0: 1, 1: 2, 2: 3, 3: 0}  # east, south, west, north
+
+
+def _minigrid():
+    """The minigrid side (gymnasium, minigrid), imported when a simulator is
+    built (`setup`) rather than when the node types are declared."""
+    from executors.babyai import envs
+
+    return envs
 
 
 @node_type(
@@ -41,6 +50,7 @@ class Simulator(SimulatorNode):
     def setup(self) -> None:
         self._envs: dict[str, object] = {}
         self.env = None
+        _minigrid()  # import gymnasium/minigrid now, while the runner is built: not inside an episode's wall time
 
     def reset(self, ctx) -> None:
         pass
@@ -48,10 +58,10 @@ class Simulator(SimulatorNode):
     def reset_episode(self, episode: dict, ctx) -> dict:
         level = episode["level"]
         if level not in self._envs:
-            self._envs[level] = envs.make_env(level)
+            self._envs[level] = _minigrid().make_env(level)
         self.env = self._envs[level]
         self.episode = episode
-        self.obs = envs.reset_env(self.env, episode["seed"])
+        self.obs = _minigrid().reset_env(self.env, episode["seed"])
         u = self.env.unwrapped
         self.steps = 0
         self.reward = 0.0
@@ -59,8 +69,8 @@ class Simulator(SimulatorNode):
         self.status = "running"
         caps = [u.max_steps, episode.get("max_steps"), self.config.get("max_steps")]
         self.step_budget = min(int(c) for c in caps if c is not None)
-        self.shortest = envs.shortest_path_length(self.env)
-        self.slip_rng = envs.slip_rng(episode)
+        self.shortest = _minigrid().shortest_path_length(self.env)
+        self.slip_rng = _minigrid().slip_rng(episode)
         self.mission = self.obs["mission"]
         self._executed, self._blocked, self._feedback_tick = [], [], None
         return self._outputs()
@@ -81,7 +91,7 @@ class Simulator(SimulatorNode):
         for action in list(actions):
             if self.done():
                 break
-            index = envs.slipped(W.action_index(action), self.slip_rng, float(self.episode.get("slip") or 0.0))
+            index = _minigrid().slipped(W.action_index(action), self.slip_rng, float(self.episode.get("slip") or 0.0))
             before = tuple(u.agent_pos)
             # the enum member, not the int: minigrid's AndInstr tests `action is actions.done`
             self.obs, reward, self.terminated, self.truncated, _ = self.env.step(u.actions(index))
@@ -125,5 +135,5 @@ class Simulator(SimulatorNode):
             u = self.env.unwrapped
             out["true_pose"] = {"x": int(u.agent_pos[0]), "y": int(u.agent_pos[1]), "dir": int(u.agent_dir)}
             out["full_grid"] = u.grid.encode()
-            out["verifier"] = {"pending": [leaf.surface(u) for leaf in envs.pending_leaves(u.instrs)]}
+            out["verifier"] = {"pending": [leaf.surface(u) for leaf in _minigrid().pending_leaves(u.instrs)]}
         return out

@@ -1,0 +1,95 @@
+"""Wall time of SHAPER rounds against their critical path (figures printed, no assertions).
+
+    python bench/bench_shaper.py [--delay 0.2] [--train 15] [--val 24] [--beam 3] [--branching 2]
+
+Runs `architect loop shaper babyai-llm` headless for the two skill rounds of
+the study's beam (width 3, branching 2, minibatch 4) with every model call
+(planner, judge, summariser, optimizer) answered by the scripted stand-ins on
+a loopback server after `--delay` seconds (they are not models). Within a
+round, parents' rollouts + gradients + proposals run concurrently, then all
+proposals' check + smoke + validation run concurrently, then the commits run
+one by one. The critical path of a round is its slowest parent's
+(rollout + judge + summary + optimizer) plus that parent's slowest proposal
+validation, plus the commits (sequential by design), each duration measured
+in the run; the goal is wall <= 1.5 x critical path. Also printed: the
+model-latency floor of the same chain (model calls that must follow each
+other, times the delay: the longest train episode's planner calls, one judge,
+one summary, the optimizer calls with a repair, the longest smoke and
+validation episodes' planner calls), which no schedule can beat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+TARGET = 1.5
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--delay", type=float, default=0.2, help="seconds before each scripted answer")
+    parser.add_argument("--train", type=int, default=15, help="train episodes (the study: 15)")
+    parser.add_argument("--val", type=int, default=24, help="validation episodes (the study: 24)")
+    parser.add_argument("--beam", type=int, default=3)
+    parser.add_argument("--branching", type=int, default=2)
+    args = parser.parse_args()
+
+    from harness.variants.shaper.config import build_config
+    from harness.variants.shaper.runner import run_headless
+
+    config = build_config(rounds=2, skill_rounds=2, beam_width=args.beam, branching=args.branching,
+                          train_episodes=args.train, val_episodes=args.val, smoke_episodes=1,
+                          final_test=False, scripted_models=True, model_delay_s=args.delay)
+    with tempfile.TemporaryDirectory(prefix="bench-shaper-") as tmp:
+        started = time.perf_counter()
+        result = run_headless("babyai-llm", runs_dir=Path(tmp), run_id="bench", config=config)
+        total = time.perf_counter() - started
+        floors = latency_floors(Path(tmp) / "bench", args.delay)
+    print(f"scripted stand-ins (no LLM), {args.delay:.3f} s per model call; train {args.train}, "
+          f"validation {args.val}, beam {args.beam}, branching {args.branching}; whole run {total:.1f} s")
+    for r, timing in sorted(result["timings"].items()):
+        generate, validate, commits = timing.get("generate", {}), timing.get("validate", {}), timing.get("commit", {})
+        paths = []
+        for parent, seconds in generate.items():
+            own = [v for k, v in validate.items() if f"-{parent}-" in k]
+            paths.append(seconds + (max(own) if own else 0.0))
+        critical = max(paths) + sum(commits.values())
+        print(f"round {r}: {len(generate)} parent(s), {len(validate)} proposal(s) | "
+              f"rollout+gradient+proposals max {max(generate.values()):.2f} s | validation max "
+              f"{max(validate.values(), default=0):.2f} s | commits {sum(commits.values()):.2f} s")
+        print(f"round {r}: wall {timing['wall']:.2f} s, critical path {critical:.2f} s, "
+              f"wall / critical {timing['wall'] / critical:.2f} (target <= {TARGET}); "
+              f"model-latency floor {floors[r]:.2f} s, wall / floor {timing['wall'] / floors[r]:.2f}")
+
+
+def latency_floors(root: Path, delay: float) -> dict:
+    """Per round: the longest chain of model calls that must follow each other, times `delay`."""
+    beam = json.loads((root / "memory" / "shaper" / "beam.json").read_text())
+    floors = {}
+    for entry in beam["rounds"]:
+        r = entry["round"]
+        chains = []
+        for parent in entry["beam_before"]:
+            rollouts = json.loads((root / "memory" / "shaper" / "rollouts" / f"{parent}.json").read_text())
+            train = max(e["meta"]["planner_steps"] for e in rollouts["episodes"])
+            own = [p for p in beam["proposals"] if p["round"] == r and p["parent"] == parent]
+            optimizer = max((1 + len(p["rejections"]) for p in own), default=1)
+            validation = 0
+            for p in own:
+                if p["iteration"] is None:
+                    continue
+                folder = root / "iterations" / str(p["iteration"])
+                calls = [max(e["model_calls"] for e in json.loads((folder / kind / "metrics.json").read_text())
+                             ["episodes"]) for kind in ("smoke", "eval")]
+                validation = max(validation, sum(calls))
+            chains.append(train + 2 + optimizer + validation)
+        floors[str(r)] = max(chains) * delay
+    return floors
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+"""The root command imports a subcommand's module only when that command
+runs: the table naming each command's module matches what the modules
+register, and `architect validate` leaves the other areas unimported."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+
+import click
+
+from harness.cli import COMMAND_MODULES, COMMANDS, main
+from harness.executor_api import seed_graph_path
+
+
+def test_command_table_matches_what_the_modules_register():
+    registered = {}
+    for module in COMMAND_MODULES:
+        group = click.Group("probe")
+        importlib.import_module(f"harness.cli.{module}").register(group)
+        registered.update(dict.fromkeys(group.commands, module))
+    for name, module in COMMANDS.items():
+        assert registered.get(name) == module, f"{name!r} is registered by {registered.get(name)}, table says {module}"
+    # a command missing from the table still works (every module is loaded for it), only not lazily
+    assert set(main.list_commands(click.Context(main))) == set(registered)
+
+
+def test_validate_imports_only_its_own_area():
+    code = ("import sys, json\nfrom harness.cli import main\ntry:\n"
+            f"    main(['validate', {str(seed_graph_path('babyai'))!r}, '--json'])\n"
+            "finally:\n    print(json.dumps(sorted(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    modules = set(json.loads(out.strip().splitlines()[-1]))
+    assert "harness.cli.canvas_cmds" in modules
+    for other in ("harness.cli.run_cmds", "harness.cli.variant_cmds", "harness.cli.model_cmds", "harness.models",
+                  "harness.evaluation"):
+        assert other not in modules, other

@@ -1,0 +1,270 @@
+"""SHAPER mechanics without the simulator: configuration, beam bookkeeping, dedupe,
+rollout records, gradients, the sandbox gate with repair, role models over the
+real SDK clients against loopback servers (429 / 500 / slow replies), costs."""
+
+import json
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness.cli.output import UserError  # noqa: E402
+from harness.testing.loopback_server import LoopbackServer  # noqa: E402
+from harness.schemas import validate_instance  # noqa: E402
+from harness.variants.shaper import beam as beams  # noqa: E402
+from harness.variants.shaper import prompts  # noqa: E402
+from harness.variants.shaper.config import ShaperConfig, build_config  # noqa: E402
+from harness.variants.shaper.gradient import assemble, diagnose, sample_minibatch  # noqa: E402
+from harness.variants.shaper.models import CostMeter, InfrastructureFailure, Roles  # noqa: E402
+from harness.variants.shaper.optimizer import propose, sandbox_problems  # noqa: E402
+from harness.variants.shaper.rollout import classify_evaluation, episode_rollout  # noqa: E402
+from harness.testing.shaper_stand_ins import REPLY_MODEL, answer, stand_in_server  # noqa: E402
+from harness.variants.shaper.search import Search, final_markdown, frozen_changes  # noqa: E402
+from shaperkit import ROLE_PROFILE  # noqa: E402
+
+SEED = Path(__file__).resolve().parents[2] / "executors" / "babyai" / "seeds" / "babyai-llm"
+
+
+def test_defaults_are_the_studys_and_the_schedule_sets_the_iteration_cap():
+    config = ShaperConfig()
+    assert (config.beam_width, config.branching, config.rounds, config.minibatch) == (3, 2, 4, 4)
+    assert (config.judge_temperature, config.summariser_temperature, config.optimizer_temperature) == (0, 0, 0.7)
+    assert [config.stage_of(r) for r in (1, 2, 3, 4)] == ["skill", "skill", "harness", "harness"]
+    assert config.proposals_in_schedule() == 2 * (1 + 3) * 2  # per stage: 1 parent, then a beam of 3
+    assert build_config({"skill_rounds": 4}).proposals_in_schedule() == 2 * (1 + 3 * 3)
+    with pytest.raises(UserError, match="skill_rounds must be between 0 and rounds"):
+        build_config({"skill_rounds": 5})
+    with pytest.raises(UserError, match="unknown key"):
+        build_config({"beam": 3})
+
+
+def test_candidate_identity_is_exact_text():
+    assert beams.candidate_id("a\n", "b\n") == beams.candidate_id("a\n", "b\n")
+    assert beams.candidate_id("a\n", "b\n") != beams.candidate_id("a \n", "b\n")
+
+
+def test_ranking_uses_paired_wins_and_keeps_incumbents_on_ties():
+    episodes = [f"L{i % 2}:{i}" for i in range(12)]
+    seed = {e: 0.5 for e in episodes}
+    better = {e: 0.9 for e in episodes}
+    tie = dict(seed)
+    ranked = beams.rank(["seed", "tie", "better"], {"seed": seed, "tie": tie, "better": better}, 0.05)
+    assert [r["candidate"] for r in ranked] == ["better", "seed", "tie"]
+    assert ranked[0]["paired_net"] == 2
+    verdict = beams.paired_verdict(better, seed, 0.05)
+    assert verdict["verdict"] == "better" and verdict["wins"] == 12 and verdict["ci_low"] > 0
+    assert beams.paired_verdict(tie, seed, 0.05)["verdict"] == "indistinguishable"
+
+
+def test_a_category_regression_beyond_the_margin_refuses_selection():
+    seed = {"A:1": 1.0, "A:2": 1.0, "B:1": 0.0, "B:2": 0.0}
+    trade = {"A:1": 0.5, "A:2": 0.5, "B:1": 1.0, "B:2": 1.0}  # higher mean, but category A drops by 0.5
+    report = beams.regression_report(trade, seed, margin=0.1)
+    assert report["refused"] and report["regressed"] == ["A"]
+    assert not beams.regression_report(trade, seed, margin=0.6)["refused"]
+    ranked = beams.rank(["seed", "trade"], {"seed": seed, "trade": trade}, 0.05)
+    reports = {"trade": report, "seed": beams.regression_report(seed, seed, 0.1)}
+    assert ranked[0]["candidate"] == "trade"
+    assert beams.select(ranked, reports) == ("seed", ["trade"])
+
+
+def _bare_search(config: ShaperConfig, state: dict) -> Search:
+    search = object.__new__(Search)
+    search.config, search.state, search.lock = config, state, threading.Lock()
+    search.run = type("NoRun", (), {"rows": staticmethod(lambda: [])})()
+    return search
+
+
+def _state(seed_skill="s\n", seed_harness="h\n"):
+    cid = beams.candidate_id(seed_skill, seed_harness)
+    texts = {beams.text_sha(t): t for t in (seed_skill, seed_harness)}
+    candidate = {"id": cid, "skill": beams.text_sha(seed_skill), "harness": beams.text_sha(seed_harness),
+                 "iteration": 0, "parent": None, "stage": "seed", "round": 0, "status": "evaluated", "reason": None,
+                 "rewards": {}, "mean_reward": 0.0}
+    return cid, {"candidates": {cid: candidate}, "texts": texts, "proposals": [], "seen": [cid], "beam": [cid]}
+
+
+def test_freezing_dedupe_and_the_seen_list():
+    cid, state = _state()
+    search = _bare_search(ShaperConfig(rounds=2, skill_rounds=1), state)
+    skill_new = search.record_proposal(1, cid, 1, "s2\n", [], rejected=False)
+    same_again = search.record_proposal(1, cid, 2, "s2\n", [], rejected=False)
+    back_to_seed = search.record_proposal(2, cid, 1, "h\n", [], rejected=False)
+    # the skill stage rewrites only skill.md; the harness stage only build_context.py
+    assert skill_new["harness_sha"] == beams.text_sha("h\n") and skill_new["skill_sha"] == beams.text_sha("s2\n")
+    assert back_to_seed["skill_sha"] == beams.text_sha("s\n")
+    assert [search.admit(p) for p in (skill_new, same_again, back_to_seed)] == [True, False, False]
+    assert same_again["status"] == "duplicate" and back_to_seed["status"] == "duplicate"
+    assert state["seen"] == [cid, skill_new["candidate"]]
+    assert search.admit(skill_new)  # admitted before an interruption: still due, not a duplicate of itself
+
+
+def test_frozen_changes_names_files_other_than_the_stage_artefact(tmp_path):
+    parent, child = tmp_path / "p", tmp_path / "c"
+    for folder in (parent, child):
+        folder.mkdir()
+        (folder / "skill.md").write_text("s\n")
+        (folder / "build_context.py").write_text("h\n")
+    (child / "build_context.py").write_text("h2\n")
+    assert frozen_changes(parent, child, "harness") == []
+    assert frozen_changes(parent, child, "skill") == ["build_context.py"]
+
+
+def _log(tmp_path, firings):
+    path = tmp_path / "ep.jsonl"
+    path.write_text("".join(json.dumps(dict(kind="firing", **f)) + "\n" for f in firings))
+    return path
+
+
+def test_rollout_records_steps_and_metadata(tmp_path):
+    hist = "llm.RoundHistory"
+    firings = [
+        {"node": "history", "type": hist, "tick": 0, "self": {"observation": "You see: a red ball 2 ahead.",
+                                                              "outcome": {"actions": [], "blocked": [], "steps": 0}}},
+        {"node": "planner", "type": "llm.Chat", "tick": 0, "self": {"reply": "go to the red ball"}},
+        {"node": "stop", "type": "x.Stop", "tick": 0, "outputs": {"actions": "['forward', 'forward']"}},
+        {"node": "history", "type": hist, "tick": 1, "self": {"observation": "You see: a red ball here.",
+                                                              "outcome": {"actions": ["forward", "forward"]}}},
+        {"node": "planner", "type": "llm.Chat", "tick": 1, "self": {"reply": "I think I am done"},
+         "error": "node 'planner': reply does not match reply_pattern"},
+        {"node": "context", "type": "llm.ContextHarness", "tick": 1, "error": "ContextHarnessError: boom"},
+    ]
+    record = {"episode_id": "BabyAI-GoToLocal-v0:1", "success": False, "reward": 0.0, "steps": 2,
+              "termination": "node_error", "error": "node 'planner' raised", "metrics": {"mission": "go to the red ball"}}
+    rollout = episode_rollout(record, _log(tmp_path, firings))
+    first, second = rollout["steps"]
+    assert first["observation_before"] == "You see: a red ball 2 ahead."
+    assert first["observation_after"] == "You see: a red ball here."
+    assert first["actions"] == ["forward", "forward"] and first["planner_output"] == "go to the red ball"
+    assert second["parse_error"] and second["observation_after"] is None
+    meta = rollout["meta"]
+    assert meta["commands"] == {"(unparsed)": 1, "go to": 1} and meta["chunk_lengths"] == [2, 0]
+    assert meta["parse_errors"] == 1 and any("ContextHarnessError" in e for e in meta["runtime_errors"])
+    assert rollout["category"] == "BabyAI-GoToLocal-v0"
+    assert validate_instance("shaper_rollout", {"candidate": "c" + "0" * 12, "split": "train", "tier": "t",
+                                                "episodes": [rollout], "cost_usd": 0.0}) == []
+
+
+def test_classification_separates_infrastructure_from_simulator_invalid_rollouts():
+    ok = {"episodes": [{"episode_id": "a", "error": "node 'planner' (llm.Chat) raised at tick 3: ValueError"}]}
+    sim = {"episodes": [{"episode_id": "a", "error": "node 'sim' (babyai.Simulator) raised at tick 0:\nRuntimeError: bad seed"}]}
+    infra = {"episodes": [{"episode_id": "a", "infra_error": "worker died twice"}]}
+    model = {"episodes": [{"episode_id": "a", "error": "ModelCallError: openai call failed after 5 attempt(s)"}]}
+    assert classify_evaluation(ok) == ("ok", None)
+    assert classify_evaluation(sim)[0] == "incomparable" and "bad seed" in classify_evaluation(sim)[1]
+    assert classify_evaluation(infra)[0] == "infrastructure"
+    assert classify_evaluation(model)[0] == "infrastructure"
+
+
+def test_minibatch_sampling_is_seeded_by_round_and_candidate():
+    ids = [f"e{i}" for i in range(15)]
+    first = sample_minibatch(ids, 4, 0, "skill:1:c1")
+    assert len(first) == 4 and first == sample_minibatch(list(reversed(ids)), 4, 0, "skill:1:c1")
+    assert first != sample_minibatch(ids, 4, 0, "skill:2:c1") or first != sample_minibatch(ids, 4, 1, "skill:1:c1")
+
+
+def _rollout(episode_id, success, actions_per_step):
+    steps = [{"tick": i, "observation_before": f"view {i}", "planner_output": "go to the red ball",
+              "parse_error": False, "actions": acts, "observation_after": f"view {i + 1}" if acts else f"view {i}",
+              "reward": 0.0} for i, acts in enumerate(actions_per_step)]
+    return {"episode_id": episode_id, "category": "L", "mission": "go to the red ball", "success": success,
+            "reward": 0.9 if success else 0.0, "termination": "success" if success else "max_steps", "steps": steps,
+            "meta": {"commands": {"go to": len(steps)}, "subgoals": {"go to the red ball": len(steps)},
+                     "chunk_lengths": [len(a) for a in actions_per_step], "parse_errors": 0, "runtime_errors": [],
+                     "env_steps": 5, "planner_steps": len(steps)}}
+
+
+def _profile_file(tmp_path, url, **overrides):
+    path = tmp_path / f"role-{len(list(tmp_path.glob('role-*')))}.yaml"
+    path.write_text(yaml.safe_dump(dict(ROLE_PROFILE, base_url=url, **overrides)))
+    return str(path)
+
+
+@pytest.mark.parametrize("backend", ["openai", "anthropic"])
+def test_gradient_over_real_clients_survives_429_and_500_and_books_its_cost(tmp_path, backend):
+    rollouts = [_rollout("L:1", True, [["forward"], ["done"]]), _rollout("L:2", False, [[], [], []])]
+    with LoopbackServer(answer, failures=[429, 500], reply_model=REPLY_MODEL) as server:
+        url = server.openai_url if backend == "openai" else server.anthropic_url
+        path = _profile_file(tmp_path, url, backend=backend, max_retries=2)
+        meter = CostMeter()
+        roles = Roles({r: path for r in ("judge", "summariser", "optimizer")}, meter)
+        gradient = diagnose(rollouts, roles, 1, ShaperConfig())
+        roles.close()
+        temperatures = {body.get("temperature") for body in server.requests}
+    # judge and summariser run at temperature 0 (the installed anthropic SDK sends no temperature)
+    assert temperatures == ({0.0} if backend == "openai" else {None})
+    by_episode = {e["episode_id"]: e for e in gradient["episodes"]}
+    assert [j["verdict"] for j in by_episode["L:2"]["judgements"]] == ["no_progress"] * 3
+    assert by_episode["L:1"]["judgements"][-1]["verdict"] == "progress"
+    assert "[scripted summariser, not a model]" in by_episode["L:1"]["summary"]
+    assert gradient["stats"]["verdicts"] == {"no_progress": 3, "progress": 2}
+    assert gradient["stats"]["empty_chunks"] == 3 and gradient["stats"]["success_rate"] == 0.5
+    assert "### Aggregate statistics" in gradient["text"]
+    assert meter.of_round(1) > 0 and meter.total == meter.of_round(1)  # 5 judge + 2 summariser calls, priced
+
+
+def test_a_model_endpoint_that_stays_down_or_slow_aborts_with_a_clear_message(tmp_path):
+    rollouts = [_rollout("L:1", True, [["done"]])]
+    with LoopbackServer(answer, failures=[500] * 10) as down:
+        roles = Roles({r: _profile_file(tmp_path, down.openai_url) for r in ("judge", "summariser", "optimizer")},
+                      CostMeter())
+        with pytest.raises(InfrastructureFailure, match="resumable.*judge model call failed.*500"):
+            diagnose(rollouts, roles, 1, ShaperConfig())
+    with LoopbackServer(answer, delay_s=0.5) as slow:
+        roles = Roles({r: _profile_file(tmp_path, slow.openai_url, timeout=0.1, max_retries=0)
+                       for r in ("judge", "summariser", "optimizer")}, CostMeter())
+        with pytest.raises(InfrastructureFailure, match="judge model call failed"):
+            diagnose(rollouts, roles, 1, ShaperConfig())
+
+
+def test_a_harness_proposal_importing_os_is_rejected_then_repaired_once(tmp_path):
+    texts = {"skill": (SEED / "skill.md").read_text(), "harness": (SEED / "build_context.py").read_text()}
+    with stand_in_server() as server:
+        roles = Roles({r: _profile_file(tmp_path, server.openai_url) for r in ("judge", "summariser", "optimizer")},
+                      CostMeter())
+        made = propose(roles, 3, stage="harness", texts=texts, gradient="g", history=[], branch=1,
+                       config=ShaperConfig())
+        optimizer_bodies = [b for b in server.requests if prompts.OPTIMIZER_MARKER in json.dumps(b)]
+    assert made["status"] == "ok" and len(made["rejections"]) == 1
+    assert any("imports are not allowed" in p for p in made["rejections"][0])
+    assert "import" not in made["text"] and sandbox_problems(made["text"]) == []
+    assert len(optimizer_bodies) == 2 and {b["temperature"] for b in optimizer_bodies} == {0.7}
+    assert "REJECTED by the sandbox" in json.dumps(optimizer_bodies[1]["messages"][-1])
+
+
+def test_a_harness_that_stays_invalid_after_its_repair_is_rejected(tmp_path):
+    always_bad = lambda api, system, messages, body: "```python\nimport os\ndef build_context(history):\n    return ''\n```"
+    texts = {"skill": "s\n", "harness": "def build_context(history):\n    return ''\n"}
+    with LoopbackServer(always_bad) as server:
+        roles = Roles({r: _profile_file(tmp_path, server.openai_url) for r in ("judge", "summariser", "optimizer")},
+                      CostMeter())
+        made = propose(roles, 1, stage="harness", texts=texts, gradient="g", history=[], branch=2,
+                       config=ShaperConfig())
+    assert made["status"] == "rejected" and len(made["rejections"]) == 2
+
+
+def test_gradient_assembly_and_final_table_render():
+    rollouts = [_rollout("L:1", True, [["done"]])]
+    gradient = assemble(rollouts, {"L:1": [{"step": 1, "verdict": "progress", "note": "ok"}]}, {"L:1": "fine"})
+    assert gradient["stats"]["verdicts"] == {"progress": 1} and "fine" in gradient["text"]
+    rows = [{"configuration": name, "skill": s, "harness": h, "mean_reward": 0.5, "success_rate": 0.5,
+             "vs_seed": {"verdict": "indistinguishable", "wins": 0, "losses": 0, "mean_difference": 0.0}}
+            for name, s, h in (("seed", "seed", "seed"), ("skill only", "evolved", "seed"),
+                               ("harness only", "seed", "evolved"), ("both", "evolved", "evolved"))]
+    record = {"tier": "t", "episodes": 2, "selected": "c" + "1" * 12, "rows": rows, "cost_usd": 0.0}
+    assert validate_instance("shaper_final", record) == []
+    table = final_markdown(record)
+    assert table.count("\n| ") == 5 and "| harness only | seed | evolved |" in table
+
+
+def test_cost_meter_sums_rounds_and_the_final_evaluation():
+    meter = CostMeter({"1": 0.5})
+    meter.add(1, 0.25)
+    meter.add(2, 1.0)
+    meter.add("final", 0.125)
+    meter.add(2, None)
+    assert meter.of_round(1) == 0.75 and meter.of_round(2) == 1.0 and meter.total == 1.875
