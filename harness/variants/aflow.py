@@ -11,6 +11,7 @@ Both lists are shown to the proposer as modifications not to repeat.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
