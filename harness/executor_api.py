@@ -74,6 +74,7 @@ class ExecutorSpec:
     optional_dependencies: tuple[str, ...] = ()  # import names
     oracle: str | None = None  # "module:attr"(episode) -> record
     state_renderer: str | None = None  # "module:attr"(episode, tick, captured, actions) -> text (harness.evaluation.trace)
+    provenance: str | None = None  # "module:attr"() -> dict: simulator backend, data checksums (recorded by init)
 
     def problems(self) -> list[str]:
         out = []

@@ -23,6 +23,7 @@ EXECUTOR = ExecutorSpec(
     data=(DataRequirement(name="r2r", check="executors.mapgpt.data:complete", fetch="architect data fetch r2r"),),
     optional_dependencies=("MatterSim",),
     oracle="executors.mapgpt.oracle:oracle",
+    provenance="executors.mapgpt:provenance",
 )
 
 

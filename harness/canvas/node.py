@@ -96,11 +96,20 @@ class NodeType:
 
         return resolve(self.state_read), resolve(self.state_write)
 
+    @property
+    def behaviour(self) -> str:
+        """What the type does in full, fallbacks included: its class docstring."""
+        import inspect
+
+        own = self.cls.__dict__.get("__doc__")
+        return inspect.cleandoc(own) if isinstance(own, str) and own.strip() else self.doc
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "name": self.name,
             "role": self.role,
             "doc": self.doc,
+            "behaviour": self.behaviour,
             "simulator": self.is_simulator,
             "uses_model": self.uses_model,
             "inputs": {k: v.to_dict() for k, v in self.inputs.items()},

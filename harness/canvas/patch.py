@@ -1,7 +1,9 @@
 """Structured graph patches: atomic apply and diff.
 
-A patch is `{"ops": [...]}` (schema: schemas/patch.schema.json) or a bare RFC
-6902 list. Ops apply in order to a deep copy; the first failing op raises
+A patch is `{"ops": [...]}` (schema: schemas/patch.schema.json), a bare list
+of those ops, or a bare RFC 6902 list. Every op names the node it concerns
+with `id`; the older `node` key of `set_config`/`set_grant` is still read (see
+`deprecations`). Ops apply in order to a deep copy; the first failing op raises
 PatchError naming its index and the reason, and the input is never modified.
 
 Cascades (so a patch says what it means, not every consequence):
@@ -40,31 +42,75 @@ class _OpFailed(Exception):
     pass
 
 
+STRUCTURED_OPS = ("add_node", "remove_node", "retype_node", "add_edge", "remove_edge", "set_config",
+                  "add_state", "remove_state", "set_grant", "set_budget", "set_termination",
+                  "wrap", "unwrap", "json_patch")
+# Ops that once named their node `node`; `id` is the one name across the alphabet.
+_RENAMED_NODE_KEY = ("set_config", "set_grant")
+
+
+def _is_structured_list(patch: list) -> bool:
+    return bool(patch) and all(isinstance(op, dict) and op.get("op") in STRUCTURED_OPS for op in patch)
+
+
+def _old_node_key(op: Any) -> bool:
+    return isinstance(op, dict) and op.get("op") in _RENAMED_NODE_KEY and "node" in op and "id" not in op
+
+
+def deprecations(patch: Any) -> list[str]:
+    """One line per op that still uses a deprecated key (read, but say so)."""
+    ops = patch.get("ops") if isinstance(patch, dict) else patch if isinstance(patch, list) else None
+    return [f"op #{i} ({op['op']}): key 'node' is deprecated, write 'id' (one name for a node across all ops)"
+            for i, op in enumerate(ops or []) if _old_node_key(op)]
+
+
 def normalize_patch(patch: Any) -> list[dict]:
-    """The list of structured ops (a bare RFC 6902 list becomes one json_patch op); schema-checked."""
+    """The list of structured ops, schema-checked. A bare list of structured ops
+    reads as `{"ops": [...]}`; a bare RFC 6902 list becomes one json_patch op."""
+    if isinstance(patch, list) and _is_structured_list(patch):
+        patch = {"ops": patch}
     if isinstance(patch, list):
+        if any(isinstance(op, dict) and op.get("op") in STRUCTURED_OPS for op in patch):
+            raise PatchError(None, None, "the list mixes structured ops with RFC 6902 ops: wrap the RFC 6902 ones "
+                             "in one {\"op\": \"json_patch\", \"patch\": [...]} op")
         rfc_ok = fast_subschema_is_valid("patch", "/$defs/rfc6902")
         for i, op in enumerate(patch):
             if rfc_ok([op]):
                 continue
+            name = op.get("op") if isinstance(op, dict) else None
+            if name not in RFC6902_OPS and name not in STRUCTURED_OPS:
+                raise PatchError(i, name, f"unknown op {name!r}: structured ops are {', '.join(STRUCTURED_OPS)} "
+                                 f"(e.g. {{\"op\": \"retype_node\", \"id\": \"memory\", \"type\": \"...\"}}); "
+                                 f"RFC 6902 ops are {', '.join(sorted(RFC6902_OPS))}")
             for pointer, message in iter_subschema_errors("patch", "/$defs/rfc6902", [op]):
                 raise PatchError(i, op.get("op") if isinstance(op, dict) else None,
-                                 f"not an RFC 6902 operation: {pointer[2:] or '/'} {message}".replace("/ ", ""))
+                                 f"not an RFC 6902 operation: {pointer[2:] or '/'} {message}".replace("/ ", "")
+                                 + "; a structured patch is {\"ops\": [{\"op\": \"retype_node\", \"id\": ..., "
+                                 "\"type\": ...}]} with ops named in schemas/patch.schema.json")
         return [{"op": "json_patch", "patch": patch}]
     if not isinstance(patch, dict) or not isinstance(patch.get("ops"), list):
-        raise PatchError(None, None, "a patch must be {\"ops\": [...]} or an RFC 6902 list")
+        raise PatchError(None, None, "a patch must be {\"ops\": [...]}, a list of structured ops, or an RFC 6902 list")
     extra = set(patch) - {"ops", "description"}
     if extra:
         raise PatchError(None, None, f"unexpected top-level key(s) {sorted(extra)}")
+    ops = [_renamed(op) for op in patch["ops"]]
     checks = _op_checks()
-    for i, op in enumerate(patch["ops"]):
+    for i, op in enumerate(ops):
         check = checks.get(op.get("op")) if isinstance(op, dict) and isinstance(op.get("op"), str) else None
         if check is not None and check(op):
             continue
         for pointer, message in iter_subschema_errors("patch", "/$defs/op", op):
             name = op.get("op") if isinstance(op, dict) else None
             raise PatchError(i, name, f"{pointer + ': ' if pointer else ''}{message}")
-    return patch["ops"]
+    return ops
+
+
+def _renamed(op: Any) -> Any:
+    if not _old_node_key(op):
+        return op
+    op = dict(op)
+    op["id"] = op.pop("node")
+    return op
 
 
 @lru_cache(maxsize=1)
@@ -235,7 +281,7 @@ def _remove_edge(doc, op, lazy: _LazyEdges):
 
 
 def _set_config(doc, op):
-    spec = _need_node(doc, op["node"])
+    spec = _need_node(doc, op["id"])
     if op["pointer"] == "":
         if not isinstance(op["value"], dict):
             raise _OpFailed("pointer \"\" replaces the whole config, so the value must be an object")
@@ -246,7 +292,7 @@ def _set_config(doc, op):
         spec["config"] = jsonpatch.apply_patch(
             spec["config"], [{"op": "add", "path": op["pointer"], "value": op["value"]}])
     except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as exc:
-        raise _OpFailed(f"config pointer {op['pointer']!r} of node {op['node']!r}: {exc}") from None
+        raise _OpFailed(f"config pointer {op['pointer']!r} of node {op['id']!r}: {exc}") from None
 
 
 def _add_state(doc, op):
@@ -268,14 +314,14 @@ def _remove_state(doc, op):
 
 
 def _set_grant(doc, op):
-    _need_node(doc, op["node"])
+    _need_node(doc, op["id"])
     grants = doc.setdefault("grants", {})
-    grant = grants.setdefault(op["node"], {})
+    grant = grants.setdefault(op["id"], {})
     for access in ("read", "write"):
         if access in op:
             grant[access] = list(op[access])
     if not any(grant.get(a) for a in ("read", "write")):
-        del grants[op["node"]]
+        del grants[op["id"]]
 
 
 def _merge_keys(doc, key: str, values: dict):
@@ -454,7 +500,7 @@ def diff_graphs(a: dict, b: dict) -> dict:
         elif old.get("type") != spec.get("type"):
             ops.append({"op": "retype_node", "id": nid, "type": spec.get("type"), "config": spec.get("config", {})})
         elif old.get("config", {}) != spec.get("config", {}):
-            ops.append({"op": "set_config", "node": nid, "pointer": "", "value": spec.get("config", {})})
+            ops.append({"op": "set_config", "id": nid, "pointer": "", "value": spec.get("config", {})})
     a_keys = {_edge_key(e) for e in ae}
     for e in be:
         if _plain_edge(e) and _edge_key(e) not in a_keys:
@@ -477,7 +523,7 @@ def diff_graphs(a: dict, b: dict) -> dict:
     for nid in sorted(set(cg) | set(bg)):
         if cg.get(nid) != bg.get(nid) and nid in _dict(current.get("nodes")):
             new = _dict(bg.get(nid))
-            ops.append({"op": "set_grant", "node": nid, "read": new.get("read", []), "write": new.get("write", [])})
+            ops.append({"op": "set_grant", "id": nid, "read": new.get("read", []), "write": new.get("write", [])})
     ops, current = _applicable(a, ops)
     rest = jsonpatch.make_patch(current, b).patch
     if rest:

@@ -151,13 +151,20 @@ def _port(name: str, spec: Any, is_input: bool) -> PortSpec:
 
 def node_type(name: str, *, inputs: dict | None = None, outputs: dict | None = None,
               config_schema: dict | None = None, role: str | None = None, doc: str = "",
-              uses_model: bool = False, state: dict | None = None, registry: Registry | None = None):
+              uses_model: bool = False, state: dict | None = None, registry: Registry | None = None,
+              extends: str | None = None):
     """Class decorator registering a Node subclass as node type `name`.
 
     `inputs`/`outputs`: port -> type string, or `{"type", "required", "privileged", "doc"}`.
     `state`: `{"read": [...], "write": [...]}` cells the type touches (`"$key"` = the cell
     named by `config[key]`), checked statically against the graph's grants.
     `registry`: register there instead of the default (tests, overlays).
+    `extends`: an existing type (e.g. "babyai.FrontierPlanner") this one builds on: its
+    behaviour (methods not overridden), ports, role, state, doc and config schema carry
+    over; given ports and config properties are added to (or replace) the parent's, so
+    the parent's config defaults stay in force. Subclassing a registered class in
+    Python does the same without `extends`.
+    A candidate type's `role` must be a role some existing type already has.
     """
 
     def decorate(cls):
@@ -167,25 +174,32 @@ def node_type(name: str, *, inputs: dict | None = None, outputs: dict | None = N
         full = name
         if target.namespace and not name.startswith(target.namespace + "."):
             full = f"{target.namespace}.{name}"
-        schema = config_schema if config_schema is not None else {"type": "object"}
+        parent = _extended_type(cls, extends, target)
+        if parent is not None and not issubclass(cls, parent.cls):
+            cls = type(cls.__name__, (cls, parent.cls), {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
+        schema = _merged_schema(parent, config_schema)
         if target.namespace:
             # Candidate-authored types are checked as they load; built-in schemas are
             # checked by the test suite, so that start-up does not import jsonschema.
             from jsonschema import Draft202012Validator
 
             Draft202012Validator.check_schema(schema)
+        own_role = role or (parent.role if parent else None) or ("simulator" if cls.is_simulator else None)
+        if target.namespace == CANDIDATE_NAMESPACE and role is not None:
+            _check_role(full, role, target)
         nt = NodeType(
             name=full,
             cls=cls,
-            inputs={k: _port(k, v, True) for k, v in (inputs or {}).items()},
-            outputs={k: _port(k, v, False) for k, v in (outputs or {}).items()},
+            inputs={**(parent.inputs if parent else {}), **{k: _port(k, v, True) for k, v in (inputs or {}).items()}},
+            outputs={**(parent.outputs if parent else {}),
+                     **{k: _port(k, v, False) for k, v in (outputs or {}).items()}},
             config_schema=schema,
-            role=role or ("simulator" if cls.is_simulator else None),
-            doc=doc or (cls.__doc__ or "").strip().split("\n")[0],
-            uses_model=uses_model,
+            role=own_role,
+            doc=doc or (cls.__doc__ or "").strip().split("\n")[0] or (parent.doc if parent else ""),
+            uses_model=uses_model or bool(parent and parent.uses_model),
             is_simulator=bool(cls.is_simulator),
-            state_read=tuple((state or {}).get("read", ())),
-            state_write=tuple((state or {}).get("write", ())),
+            state_read=tuple((state or {}).get("read", parent.state_read if parent and not state else ())),
+            state_write=tuple((state or {}).get("write", parent.state_write if parent and not state else ())),
             source=f"{cls.__module__}.{cls.__qualname__}",
         )
         target.register(nt)
@@ -193,6 +207,44 @@ def node_type(name: str, *, inputs: dict | None = None, outputs: dict | None = N
         return cls
 
     return decorate
+
+
+def _extended_type(cls, extends: str | None, target: Registry) -> NodeType | None:
+    """The type a new one builds on: `extends=` by name, else a registered Python base class."""
+    if extends is not None:
+        parent = target.get(extends)
+        if parent is None:
+            raise ValueError(f"extends={extends!r}: no such node type (see `architect nodes`)")
+        if parent.is_simulator:
+            raise ValueError(f"extends={extends!r}: a simulator cannot be extended by a candidate type")
+        return parent
+    if "node_type" not in cls.__dict__:
+        inherited = getattr(cls, "node_type", None)
+        return inherited if isinstance(inherited, NodeType) else None
+    return None
+
+
+def _merged_schema(parent: NodeType | None, own: dict | None) -> dict:
+    """The parent's config schema with `own`'s properties and required keys added."""
+    if parent is None:
+        return own if own is not None else {"type": "object"}
+    merged = dict(parent.config_schema)
+    if own is None:
+        return merged
+    merged.update({k: v for k, v in own.items() if k not in ("properties", "required")})
+    merged["properties"] = {**parent.config_schema.get("properties", {}), **own.get("properties", {})}
+    required = list(dict.fromkeys([*parent.config_schema.get("required", []), *own.get("required", [])]))
+    if required:
+        merged["required"] = required
+    return merged
+
+
+def _check_role(full: str, role: str, target: Registry) -> None:
+    base = target.parent if target.parent is not None else target
+    known = sorted({nt.role for nt in base.all() if nt.role and nt.role != "simulator"})
+    if role not in known:
+        raise ValueError(f"{full}: unknown role {role!r}; use one of the existing roles ({', '.join(known)}) "
+                         "or leave role out")
 
 
 # -- candidate nodeset overlays ------------------------------------------------

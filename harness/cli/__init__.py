@@ -15,7 +15,7 @@ from harness import __version__
 # module alone is imported when that command runs (start-up is paid on every
 # call). A name not listed here, and `--help`, load every module.
 COMMAND_MODULES = ("canvas_cmds", "experiment_cmds", "run_cmds", "variant_cmds", "model_cmds", "executor_cmds",
-                   "evidence_cmds", "data_cmds", "shaper_cmds", "report_cmds")
+                   "evidence_cmds", "data_cmds", "shaper_cmds", "report_cmds", "session_cmds")
 COMMANDS = {
     "validate": "canvas_cmds", "patch": "canvas_cmds", "diff": "canvas_cmds", "hash": "canvas_cmds",
     "nodes": "canvas_cmds", "experiment": "experiment_cmds",
@@ -24,7 +24,8 @@ COMMANDS = {
     **dict.fromkeys(("random", "fitness", "adas", "aflow", "kdloop"), "variant_cmds"),
     "models": "model_cmds", "executors": "executor_cmds",
     **dict.fromkeys(("episodes", "episode", "certify"), "evidence_cmds"), "data": "data_cmds",
-    "shaper": "shaper_cmds", "report": "report_cmds",
+    "shaper": "shaper_cmds", "report": "report_cmds", "end": "session_cmds",
+    "drive": "session_cmds",
 }
 
 

@@ -139,7 +139,7 @@ def register(main: click.Group) -> None:
         1 = patch failed or the result has problems, 2 = unreadable input.
         """
         from harness.canvas.graph import read_json_file
-        from harness.canvas.patch import PatchError, apply_patch
+        from harness.canvas.patch import PatchError, apply_patch, deprecations
         from harness.fileio import shorten
 
         out_path = Path(out)
@@ -162,8 +162,10 @@ def register(main: click.Group) -> None:
                 write_text_atomic(out_path, json.dumps(result, indent=2) + "\n")
             except OSError as exc:
                 fail(UserError(f"{out_path}: cannot write: {exc.strerror or exc}"), as_json)
-        payload.update(applied=True, written=write, out=str(out_path))
+        payload.update(applied=True, written=write, out=str(out_path), deprecations=deprecations(patch))
         human = _summary_line(payload, str(out_path))
+        for note in payload["deprecations"]:
+            human += f"\ndeprecated: {note}"
         if problems:
             human = _problem_rows(problems) + "\n" + human
         human += f"\n{'wrote' if write else 'did not write (invalid)'} {out_path}"
@@ -219,9 +221,10 @@ def register(main: click.Group) -> None:
                   help="Also load a candidate's nodeset/*.py types (as candidate.<Name>).")
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON object {ok, types: [...]}.")
     def nodes_cmd(executor, candidate_dir, as_json):
-        """List the registered node types: ports, role, config schema.
+        """List the registered node types: ports, role, config schema, behaviour.
 
         This is the proposer's alphabet: every type a graph node may use.
+        `--json` adds each type's full `behaviour` (fallbacks included).
         """
         from harness.canvas.registry import default_registry, for_graph
 
@@ -268,7 +271,7 @@ def register(main: click.Group) -> None:
             table.add_row(*(Text(x) for x in (
                 t["name"], t["role"] or "-", ports(t["inputs"], True), ports(t["outputs"], False),
                 config(t["config_schema"]),
-                t["doc"] + (" (calls a model)" if t["uses_model"] else ""))))
+                t["behaviour"] + (" (calls a model)" if t["uses_model"] else ""))))
         console = _console()
         with console.capture() as capture:
             console.print(table)

@@ -38,6 +38,34 @@ def _render(renderable) -> str:
     return buffer.getvalue().rstrip("\n")
 
 
+def SPEND_OPTIONS(command):
+    """--max-cost-usd, --max-tokens (caps stored in a new run's manifest) and --dry-run."""
+    for option in reversed([
+        click.option("--max-cost-usd", type=click.FloatRange(min=0), default=None,
+                     help="New run: stop once its evaluations' model cost reaches this many USD (checked between iterations)."),
+        click.option("--max-tokens", type=click.IntRange(min=0), default=None,
+                     help="New run: stop once its evaluations used this many model tokens (checked between iterations)."),
+        click.option("--dry-run", is_flag=True,
+                     help="Run nothing: print the episodes, model calls, estimated cost and time of one iteration."),
+    ]):
+        command = option(command)
+    return command
+
+
+def _fitness_rule():
+    from harness.variants.fitness import fitness_for
+
+    return fitness_for
+
+
+def _print_dry_run(variant, executor, smoke_episodes, eval_episodes, as_json) -> None:
+    from harness.rundir.create import dry_run
+    from harness.rundir.plan import render
+
+    plan = dry_run(variant, executor, smoke_episodes=smoke_episodes, eval_episodes=eval_episodes)
+    emit(dict(plan, ok=True, dry_run=True), as_json, human=render(plan))
+
+
 def _runs_dir(runs_dir: Path | None) -> Path:
     from harness.rundir.layout import default_runs_dir
 
@@ -55,11 +83,12 @@ def _runs_dir(runs_dir: Path | None) -> Path:
 @click.option("--eval-episodes", type=click.IntRange(min=1), default=None, help="Use only the first N performance-tier episodes (cheap runs).")
 @click.option("--seed", type=int, default=None, help="Seed of the random proposer, stored in the manifest.")
 @backend_options
+@SPEND_OPTIONS
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @_handled
 def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episodes, eval_episodes, seed, backend,
-             ray_address, runs_dir, as_json):
+             ray_address, max_cost_usd, max_tokens, dry_run, runs_dir, as_json):
     """Create a run directory (its own git repository) for VARIANT on EXECUTOR.
 
     EXECUTOR is an executor (its default seed) or a seed name (e.g. babyai-llm);
@@ -67,12 +96,15 @@ def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episode
     and performance-evaluated and committed. Prints the run path."""
     from harness.rundir.create import DEFAULT_MAX_SKIPS, init_run
     from harness.rundir.loop import Progress
+    if dry_run:
+        return _print_dry_run(variant, executor, smoke_episodes, eval_episodes, as_json)
     show = Progress(enabled=True)
     paths = init_run(variant, executor, runs_dir=_runs_dir(runs_dir), run_id=run_id,
                      max_iterations=max_iterations,
                      max_skips=DEFAULT_MAX_SKIPS if max_skips is None else max_skips,
                      smoke_episodes=smoke_episodes, eval_episodes=eval_episodes, seed=seed, say=show.say,
-                     evaluation=evaluation_setting(backend, ray_address))
+                     evaluation=evaluation_setting(backend, ray_address),
+                     spend_caps={"max_cost_usd": max_cost_usd, "max_tokens": max_tokens}, fitness=_fitness_rule())
     emit({"ok": True, "run": str(paths.root), "run_id": paths.run_id}, as_json, human=str(paths.root))
 
 
@@ -313,12 +345,13 @@ def rerun_cmd(run, iteration, times, runs_dir, as_json):
 @click.option("--scripted-models", is_flag=True,
               help="Headless-driver variants (shaper): answer every model call with scripted stand-ins on a loopback server (offline).")
 @backend_options
+@SPEND_OPTIONS
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @_handled
 def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations, max_skips, smoke_episodes,
              eval_episodes, certify, certify_reruns, holdout_episodes, config_path, scripted_models, backend,
-             ray_address, runs_dir, as_json):
+             ray_address, max_cost_usd, max_tokens, dry_run, runs_dir, as_json):
     """Drive the search: stage -> propose -> check -> smoke -> evaluate ->
     commit/discard, with live progress on stderr, ending with a summary table.
 
@@ -350,6 +383,8 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
             f"variant {variant!r} is model-driven: run it from Claude Code with `/architect:loop {variant} {executor}` "
             f"(the skill calls architect stage/check/smoke/evaluate/commit); `architect loop` runs only "
             f"{', '.join(offline_variants())} offline")
+    if dry_run:
+        return _print_dry_run(variant, executor, smoke_episodes, eval_episodes, as_json)
     executor_spec, seed_candidate = resolve_seed(executor)
     show = Progress(enabled=True)
     evaluation = evaluation_setting(backend, ray_address)
@@ -372,7 +407,8 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
         paths = init_run(variant, executor, runs_dir=base, run_id=run_id, max_iterations=cap,
                          max_skips=DEFAULT_MAX_SKIPS if max_skips is None else max_skips,
                          smoke_episodes=smoke_episodes, eval_episodes=eval_episodes,
-                         seed=0 if seed is None else seed, say=show.say, evaluation=evaluation)
+                         seed=0 if seed is None else seed, say=show.say, evaluation=evaluation,
+                         spend_caps={"max_cost_usd": max_cost_usd, "max_tokens": max_tokens}, fitness=_fitness_rule())
         show.say(f"run {paths.run_id}: iteration 0 committed")
     else:
         from harness.rundir.records import read_record

@@ -126,6 +126,29 @@ def adas_history(run, staging, as_json):
     emit(result, as_json, result["history"])
 
 
+@adas_group.command("revise")
+@run_argument
+@staging_argument
+@click.option("--round", "round_", type=int, required=True, help="The reflexion round (1 or 2) whose revision to apply.")
+@json_option
+@_reports_errors
+def adas_revise(run, staging, round_, as_json):
+    """Apply reflexion round ROUND's revised proposal to STAGING/proposal.md.
+
+    Takes the text under `## Revised proposal` of STAGING/reflexion-ROUND.md,
+    checks its front matter (and that it keeps the staged parent), keeps the
+    old proposal as proposal-before-ROUND.md, then re-renders history.md.
+    """
+    from harness.rundir.layout import resolve_run, resolve_staging
+    from harness.variants import adas
+
+    paths = resolve_run(run)
+    folder = resolve_staging(paths, staging)
+    result = adas.apply_revision(folder, round_)
+    result["history"] = adas.render_history(paths, folder)
+    emit(result, as_json, f"round {round_} applied → {result['proposal']}")
+
+
 @adas_group.command("debug")
 @run_argument
 @staging_argument

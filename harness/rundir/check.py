@@ -98,6 +98,15 @@ def model_profile_violations(parent: Path, child: Path, parent_files: dict, chil
     return out
 
 
+def no_op_violations(parent: Path, child: Path) -> list[dict]:
+    """A candidate identical to its parent (same content hash) is not an attempt."""
+    if not (child / "graph.json").is_file() or content_hash(child) != content_hash(parent):
+        return []
+    return [{"code": "no_op", "path": "candidate/",
+             "message": "candidate/: identical to its parent (same content hash): nothing was changed",
+             "hint": "implement the proposal (a patch, a config value, a node type) before checking"}]
+
+
 def check_candidate(run: Run, staging: Path) -> list[dict]:
     meta = run.staging_meta(staging)
     parent_dir = run.paths.iteration(meta["parent"]) / "candidate"
@@ -105,6 +114,7 @@ def check_candidate(run: Run, staging: Path) -> list[dict]:
     parent_files = whitelist.candidate_files(parent_dir)
     child_files = whitelist.candidate_files(child_dir)
     violations = whitelist.violations(parent_files, child_files, run.manifest["profiles"]["whitelist"])
+    violations += no_op_violations(parent_dir, child_dir)
     violations += parse_violations(child_files)
     violations += graph_violations(child_dir)
     violations += model_profile_violations(parent_dir, child_dir, parent_files, child_files)

@@ -44,10 +44,13 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
              max_iterations: int | None = None, max_skips: int = DEFAULT_MAX_SKIPS,
              smoke_episodes: int | None = None, eval_episodes: int | None = None,
              seed: int | None = None, progress: bool = False, say=lambda msg: None,
-             performance_tier: str | None = None, evaluation: dict | None = None) -> RunPaths:
-    """`performance_tier` (default: the profile's) is the tier `evaluate` runs; `evaluation`
+             spend_caps: dict | None = None, fitness=None, performance_tier: str | None = None,
+             evaluation: dict | None = None) -> RunPaths:
+    """`spend_caps`: {"max_cost_usd", "max_tokens"} (None: no cap), enforced between iterations.
+    `fitness(variant, metrics, primary_metric=...)`: the variant's conversion, written to
+    iteration 0's fitness.json like every later iteration's (the caller hands it in).
+    `performance_tier` (default: the profile's) is the tier `evaluate` runs; `evaluation`
     the backend setting stored in the manifest."""
-    from harness.executor_api import load_executor, resolve_seed
     from harness.variant_api import find_variant
 
     variant_spec = find_variant(variant)  # an unknown variant is refused with the known ones
@@ -57,17 +60,8 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
         raise UserError(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-' (not starting with a dot)")
     if max_iterations < 0 or max_skips < 1:
         raise UserError("--max-iterations must be >= 0 and --max-skips >= 1")
-    spec, seed_candidate = resolve_seed(executor_or_seed)
+    spec, seed_candidate, executor, seed_dir = resolve_seed_candidate(executor_or_seed)
     executor_name = spec.name
-    try:
-        executor = load_executor(executor_name)
-    except UserError:
-        raise
-    except Exception as exc:
-        raise UserError(f"executor {executor_name!r} cannot be loaded: {type(exc).__name__}: {exc}") from None
-    seed_dir = spec.seed_dir(seed_candidate)
-    if not (seed_dir / "graph.json").is_file():
-        raise UserError(f"seed {seed_candidate!r} of executor {executor_name!r} has no graph.json ({seed_dir})")
     runs_dir = Path(runs_dir)
     run_id = run_id or new_run_id(variant, seed_candidate, runs_dir)
     target = runs_dir / run_id
@@ -79,7 +73,8 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
     build = runs_dir / f".init-{run_id}-{os.getpid()}"
     try:
         _build(RunPaths(build), variant, executor_name, seed_candidate, seed_dir, profile, run_id, max_iterations, max_skips,
-               smoke_episodes, eval_episodes, seed, progress, say, backend=evaluation)
+               smoke_episodes, eval_episodes, seed, progress, say, spec, spend_caps or {}, fitness,
+               backend=evaluation)
         try:
             build.rename(target)
         except OSError:
@@ -88,6 +83,47 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
         shutil.rmtree(build, ignore_errors=True)
         raise
     return RunPaths(target.resolve())
+
+
+def resolve_seed_candidate(executor_or_seed: str):
+    """(executor spec, seed name, loaded executor, seed folder) of an executor or seed name."""
+    from harness.executor_api import load_executor, resolve_seed
+
+    spec, seed_candidate = resolve_seed(executor_or_seed)
+    try:
+        executor = load_executor(spec.name)
+    except UserError:
+        raise
+    except Exception as exc:
+        raise UserError(f"executor {spec.name!r} cannot be loaded: {type(exc).__name__}: {exc}") from None
+    seed_dir = spec.seed_dir(seed_candidate)
+    if not (seed_dir / "graph.json").is_file():
+        raise UserError(f"seed {seed_candidate!r} of executor {spec.name!r} has no graph.json ({seed_dir})")
+    return spec, seed_candidate, executor, seed_dir
+
+
+def dry_run(variant: str, executor_or_seed: str, *, smoke_episodes: int | None, eval_episodes: int | None) -> dict:
+    """What `init` (iteration 0) and each later iteration will run, before anything runs."""
+    from harness.rundir.plan import iteration_plan
+    from harness.variant_api import find_variant
+
+    find_variant(variant)
+    spec, seed_candidate, executor, seed_dir = resolve_seed_candidate(executor_or_seed)
+    caps = {"smoke_episodes": smoke_episodes, "eval_episodes": eval_episodes}
+    plan = iteration_plan(seed_dir, executor, smoke_tier="smoke",
+                          performance_tier=executor.profile.get("performance_tier") or "search",
+                          smoke_episodes=tiers.episodes_override(caps, "smoke"),
+                          eval_episodes=tiers.episodes_override(caps, "eval"))
+    return dict(plan, variant=variant, executor=spec.name, seed_candidate=seed_candidate)
+
+
+def _iteration0_fitness(fitness, variant: str, iteration0: Path, primary_metric: str) -> None:
+    """iteration 0's fitness.json, like every later iteration's (the variant's one figure)."""
+    from harness.rundir.records import read_metrics
+
+    metrics = read_metrics(iteration0 / "eval" / "metrics.json")
+    if metrics is not None:
+        write_json_atomic(iteration0 / "fitness.json", fitness(variant, metrics, primary_metric=primary_metric))
 
 
 def _remove_abandoned_builds(runs_dir: Path, run_id: str) -> None:
@@ -105,7 +141,10 @@ def _remove_abandoned_builds(runs_dir: Path, run_id: str) -> None:
 
 
 def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run_id, max_iterations, max_skips,
-           smoke_episodes, eval_episodes, seed, progress, say, backend: dict | None = None) -> None:
+           smoke_episodes, eval_episodes, seed, progress, say, spec, spend_caps, fitness,
+           backend: dict | None = None) -> None:
+    from harness.rundir.plan import provenance
+
     paths.root.mkdir(parents=True)
     gitops.init(paths.root)
     write_text_atomic(paths.root / ".gitignore", GITIGNORE)
@@ -130,7 +169,9 @@ def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run
             "model_profile": profile.get("model_profile"),
         },
         "caps": {"max_iterations": max_iterations, "max_consecutive_skips": max_skips,
-                 "smoke_episodes": smoke_episodes, "eval_episodes": eval_episodes},
+                 "smoke_episodes": smoke_episodes, "eval_episodes": eval_episodes,
+                 **{k: v for k, v in spend_caps.items() if v is not None}},
+        "provenance": provenance(spec),
         "created": now_iso(),
         "seed_candidate": seed_candidate,
     }
@@ -162,6 +203,8 @@ def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run
                                 evaluation=backend)
     if not evaluation["passed"]:
         raise UserError(f"the seed candidate of {executor_name} could not be evaluated: " + "; ".join(evaluation["reasons"]))
+    if fitness is not None:
+        _iteration0_fitness(fitness, variant, iteration0, manifest["profiles"]["primary_metric"])
     write_text_atomic(iteration0 / "diff.txt", "")
     write_json_atomic(iteration0 / "patch.json", {"ops": []})
     row = {

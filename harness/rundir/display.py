@@ -13,6 +13,8 @@ def score_text(primary: dict | None) -> str:
     text = f"{primary['mean']:.3f}"
     if primary.get("ci_low") is not None and primary.get("ci_high") is not None:
         text += f" [{primary['ci_low']:.2f}, {primary['ci_high']:.2f}]"
+        if primary.get("ci_method"):
+            text += f" {primary['ci_method']}"
     return text
 
 
@@ -35,7 +37,8 @@ def ledger_table(rows: list[dict], title: str | None = None) -> Table:
             "-" if smoke is None else ("pass" if smoke["passed"] else "FAIL"),
             score_text(row.get("primary")),
             "-" if row.get("cost_usd") is None else f"{row['cost_usd']:.4f}",
-            "-" if row.get("wall_seconds") is None else f"{row['wall_seconds']:.1f}",
+            ("-" if row.get("wall_seconds") is None else f"{row['wall_seconds']:.1f}")
+            + (f" ({row['cached_episodes']} cached)" if row.get("cached_episodes") else ""),
             ", ".join(row.get("axes") or []) or "-", text,
         )
     return table

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from harness.errors import UserError
-from harness.rundir import gitops, ledger, state
+from harness.rundir import gitops, ledger, state, stopping
 from harness.rundir.check import run_check
 from harness.rundir.commit import commit, discard
 from harness.rundir.display import score_text
@@ -18,7 +18,7 @@ from harness.rundir.stage import clear_stale, stage
 
 
 LOOP_TRAILER = "Architect-Attempts"
-STOPPED = ("stop_file", "max_iterations", "iterations_done", "max_consecutive_skips")
+STOPPED = ("stop_file", "max_iterations", "iterations_done", "max_consecutive_skips", "max_cost_usd", "max_tokens")
 
 
 class Progress:
@@ -36,19 +36,12 @@ class Progress:
 
 
 def _stop_reason(run: Run, target: int) -> str | None:
-    rows = run.rows()
-    done = len(ledger.committed(rows)) - 1
-    caps = run.manifest["caps"]
-    if run.paths.stop_file.exists():
+    condition = stopping.due(run.paths, run.manifest, run.rows(), target)
+    if condition is None:
+        return None
+    if condition["code"] == "stop_file":
         run.paths.stop_file.unlink()  # honoured once; the next --resume continues
-        return "stop_file"
-    if done >= caps["max_iterations"]:
-        return "max_iterations"
-    if done >= target:
-        return "iterations_done"
-    if ledger.trailing_skips(rows) >= caps["max_consecutive_skips"]:
-        return "max_consecutive_skips"
-    return None
+    return condition["code"]
 
 
 def attempt_once(run: Run, seed: int | None, show: Progress, propose) -> dict:

@@ -28,8 +28,25 @@ def check_record(schema: str, obj: Any, where: Path | str) -> None:
 
 def read_record(schema: str, path: Path) -> dict:
     obj = read_json(path, f"{schema} record")
+    _check_format_version(schema, obj, path)
     check_record(schema, obj, path)
     return obj
+
+
+def _check_format_version(schema: str, obj: Any, path: Path) -> None:
+    """A record written by another format version is refused by name, before its schema errors."""
+    from harness.schemas import load_schema
+
+    expected = load_schema(schema).get("properties", {}).get("schema_version", {}).get("const")
+    if expected is None or not isinstance(obj, dict) or "schema_version" not in obj:
+        return
+    found = obj["schema_version"]
+    if found != expected:
+        newer = isinstance(found, int) and found > expected
+        raise UserError(
+            f"{path}: run format version {found!r}, but this architect reads format version {expected} "
+            + ("(the run was written by a newer architect: upgrade architect to read it)" if newer else
+               "(no migration from that version exists: start a new run with `architect init`)"))
 
 
 def write_record(schema: str, path: Path, obj: dict) -> None:

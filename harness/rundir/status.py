@@ -4,7 +4,7 @@ and the iterations/ folders agree."""
 from __future__ import annotations
 
 from harness.errors import UserError
-from harness.rundir import gitops, ledger, state
+from harness.rundir import gitops, ledger, state, stopping
 from harness.rundir.consistency import consistency
 from harness.rundir.layout import RunPaths, resolve_run
 from harness.rundir.lock import RunBusy, run_lock
@@ -66,9 +66,20 @@ def _report(paths: RunPaths) -> dict:
     ]
     if share:
         lines.append(f"most-used axis: {share['axis']} ({share['share']:.0%})")
+    used = stopping.spent(rows)
+    caps = manifest["caps"]
+    lines.append(f"spent: ${used['cost_usd']:.4f}" + (f" of ${caps['max_cost_usd']:.4f}" if caps.get("max_cost_usd") is not None else "")
+                 + f", {used['tokens']} tokens" + (f" of {caps['max_tokens']}" if caps.get("max_tokens") is not None else ""))
+    cached = sum(r.get("cached_episodes") or 0 for r in rows)
+    if cached:
+        lines.append(f"cached: {cached} evaluated episodes were served from the result cache (wall times omit them)")
+    stop = stopping.due(paths, manifest, rows)
+    if stop is not None:
+        lines.append(f"stop due: {stop['reason']} — end the loop with `architect end {paths.run_id}`")
     if paths.stop_file.exists():
         lines.append("STOP file present: the loop stops after the current iteration")
-    return {"run": str(paths.root), "run_id": paths.run_id, "manifest": manifest, "state": st,
+    return {"spent": used, "stop": stop, "stop_file_text": stopping.stop_file_text(paths) if paths.stop_file.exists() else None,
+            "run": str(paths.root), "run_id": paths.run_id, "manifest": manifest, "state": st,
             "committed": committed, "git_head": gitops.head(paths.root), "staged": staged,
             "consistent": not problems, "problems": problems, "axis_share": share,
             "stop_requested": paths.stop_file.exists(), "summary": "\n".join(lines)}

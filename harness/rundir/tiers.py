@@ -40,6 +40,7 @@ def run_tier(candidate: Path, out_dir: Path, *, kind: str, tier: str, episodes: 
     from harness.evaluation import evaluate, smoke_gate
 
     digest = content_hash(candidate)
+    use_cache = use_cache and not cache_disabled()
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
@@ -66,8 +67,12 @@ def run_tier(candidate: Path, out_dir: Path, *, kind: str, tier: str, episodes: 
         if (metrics.get("primary") or {}).get("mean") is None:
             reasons.append("no primary metric value")
         verdict = {"passed": not reasons, "reasons": reasons}
+    model = metrics.get("model") or {}
+    tokens = [model.get(k) for k in ("input_tokens", "output_tokens") if isinstance(model.get(k), int)]
     verdict = dict(verdict, candidate_hash=digest, tier=tier, primary=summary(metrics),
-                   cost_usd=(metrics.get("model") or {}).get("cost_usd"), wall_seconds=metrics.get("wall_seconds"))
+                   cost_usd=model.get("cost_usd"), tokens=sum(tokens) if tokens else None,
+                   wall_seconds=metrics.get("wall_seconds"), agent_errors=metrics.get("agent_errors"),
+                   cached_episodes=metrics.get("cached"), episodes=metrics.get("n_episodes"))
     write_json_atomic(out_dir / VERDICT, verdict)
     return verdict
 
@@ -76,7 +81,7 @@ def summary(metrics: dict) -> dict:
     primary = metrics.get("primary") or {}
     ci = primary.get("ci95") or [None, None]
     return {"metric": primary.get("metric"), "mean": primary.get("mean"), "ci_low": ci[0], "ci_high": ci[1],
-            "episodes": primary.get("n")}
+            "ci_method": primary.get("ci_method"), "episodes": primary.get("n")}
 
 
 def read_verdict(out_dir: Path) -> dict | None:
@@ -96,7 +101,15 @@ def episodes_override(caps: dict, kind: str) -> int | None:
 def combined(*verdicts: dict | None) -> dict:
     """Total cost and wall time over several verdicts (None where none reported)."""
     out = {}
-    for key, digits in (("cost_usd", 6), ("wall_seconds", 3)):
+    for key, digits in (("cost_usd", 6), ("tokens", 0), ("wall_seconds", 3), ("cached_episodes", 0)):
         values = [v[key] for v in verdicts if v and v.get(key) is not None]
-        out[key] = round(sum(values), digits) if values else None
+        out[key] = (round(sum(values), digits) if digits else int(sum(values))) if values else None
     return out
+
+
+NO_CACHE_ENV = "ARCHITECT_NO_CACHE"
+
+
+def cache_disabled() -> bool:
+    """`ARCHITECT_NO_CACHE=1`: every smoke and performance evaluation of a run runs afresh."""
+    return os.environ.get(NO_CACHE_ENV, "").strip().lower() in ("1", "true", "yes")

@@ -39,8 +39,7 @@ def archive_entries(paths: RunPaths, seed: int = 0) -> list[dict[str, Any]]:
         folder = paths.iteration(iteration)
         meta, body = read_proposal(folder / "proposal.md")
         row = rows.get(iteration, {})
-        graph_path = folder / "candidate" / "graph.json"
-        graph = read_json(graph_path, "graph") if graph_path.is_file() else None
+        parent = meta.get("parent", row.get("parent"))
         metrics = read_iteration_metrics(paths, iteration)
         fitness = None
         if metrics is not None:
@@ -48,7 +47,6 @@ def archive_entries(paths: RunPaths, seed: int = 0) -> list[dict[str, Any]]:
                 fitness = bootstrap_ci(episode_scores(metrics, primary), seed=seed).text()
             except UserError:
                 fitness = None
-        parent = meta.get("parent", row.get("parent"))
         vs_parent = None
         parent_metrics = read_iteration_metrics(paths, parent) if isinstance(parent, int) else None
         if metrics is not None and parent_metrics is not None:
@@ -63,20 +61,51 @@ def archive_entries(paths: RunPaths, seed: int = 0) -> list[dict[str, Any]]:
             "parent": parent,
             "axes": meta.get("axes") or row.get("axes") or [],
             "thought": body,
-            "graph": graph,
             "fitness": fitness or "not evaluated",
             "vs_parent": vs_parent,
+            **candidate_change(paths, iteration, parent if iteration != 0 else None),
         })
     return entries
+
+
+def candidate_change(paths: RunPaths, iteration: int, parent: int | None) -> dict[str, Any]:
+    """What an entry changed: its graph diff against the parent (the whole graph for
+    the seed) and the text of every other candidate file it added or changed."""
+    from harness.canvas.patch import diff_graphs
+    from harness.rundir.whitelist import candidate_files
+
+    folder = paths.iteration(iteration) / "candidate"
+    own = candidate_files(folder) if folder.is_dir() else {}
+    before = {}
+    if isinstance(parent, int) and paths.iteration(parent).is_dir():
+        before = candidate_files(paths.iteration(parent) / "candidate")
+    graph = _json_or_none(own.get("graph.json"))
+    diff = None
+    if before and graph is not None and _json_or_none(before.get("graph.json")) is not None:
+        diff = diff_graphs(_json_or_none(before["graph.json"]), graph)["ops"]
+    files = {rel: content.decode("utf-8", "replace") for rel, content in sorted(own.items())
+             if rel != "graph.json" and before.get(rel) != content}
+    removed = sorted(rel for rel in before if rel not in own)
+    return {"graph": graph if diff is None else None, "graph_diff": diff, "files": files, "removed_files": removed}
+
+
+def _json_or_none(content: bytes | None):
+    try:
+        return json.loads(content) if content is not None else None
+    except ValueError:
+        return None
 
 
 def render_archive(entries: list[dict[str, Any]]) -> str:
     lines = [
         "# ADAS archive",
         "",
-        f"{len(entries)} committed candidates, oldest first. Fitness is the bootstrap 95% CI of the",
-        "per-episode primary score. Learn from all of them, low scorers included; propose something",
-        "new rather than a variant of an entry already here.",
+        f"{len(entries)} committed candidates, oldest first. Fitness: the bootstrap 95% CI and median",
+        "of the mean per-episode primary score on the performance tier (the same figure `architect log`",
+        "shows). Each entry shows its idea, its fitness, its graph diff against its parent (ops of",
+        "schemas/patch.schema.json) and the code of every file it added or changed (nodeset/*.py, prompts).",
+        "Learn from all of them, low scorers included. A new idea is encouraged; building on an entry",
+        "with a stated new idea is allowed; an exact or near duplicate of an entry is not.",
     ]
     for e in entries:
         lines += [
@@ -87,14 +116,20 @@ def render_archive(entries: list[dict[str, Any]]) -> str:
             f"- fitness: {e['fitness']}",
             f"- vs parent (paired, same episodes): {e['vs_parent'] or 'n/a'}",
             "",
-            "### Thought",
+            "### Idea",
             e["thought"] or "(none)",
-            "",
-            "### graph.json",
-            "```json",
-            json.dumps(e["graph"], indent=1, sort_keys=True) if e["graph"] is not None else "null",
-            "```",
         ]
+        if e.get("graph_diff") is not None:
+            lines += ["", f"### Graph diff against generation {e['parent']}", "```json"]
+            lines += [json.dumps(op, sort_keys=True) for op in e["graph_diff"]] or ["(graph unchanged)"]
+            lines += ["```"]
+        elif e.get("graph") is not None:
+            lines += ["", "### graph.json", "```json", json.dumps(e["graph"], sort_keys=True), "```"]
+        for rel, text in e.get("files", {}).items():
+            fence = "python" if rel.endswith(".py") else ""
+            lines += ["", f"### {rel}", f"```{fence}", text.rstrip("\n"), "```"]
+        if e.get("removed_files"):
+            lines += ["", "Removed files: " + ", ".join(e["removed_files"])]
     return "\n".join(lines) + "\n"
 
 
@@ -163,3 +198,57 @@ def render_history(paths: RunPaths, staging: Path) -> dict[str, Any]:
         "next_round": next((k for k in range(1, REFLEXION_ROUNDS + 1) if k not in rounds), None),
         "debug_attempts": len(attempts),
     }
+
+
+# --------------------------------------------------------------------------- reflexion → proposal
+
+
+REVISED_HEADING = "## Revised proposal"
+
+
+def apply_revision(staging: Path, round_: int) -> dict[str, Any]:
+    """Replace STAGING/proposal.md by the revised proposal of reflexion round `round_`.
+
+    The revision is the text under `## Revised proposal` (a surrounding code fence is
+    dropped); its front matter must be valid and keep the staged parent. The
+    previous proposal stays as `proposal-before-<round>.md`; nothing changes on error.
+    """
+    from harness.rundir import proposal as proposal_md
+
+    if round_ not in range(1, REFLEXION_ROUNDS + 1):
+        raise UserError(f"adas revise: --round must be 1..{REFLEXION_ROUNDS}, got {round_}")
+    source = staging / f"reflexion-{round_}.md"
+    if not source.is_file():
+        raise UserError(f"{source}: missing; run reflexion round {round_} first")
+    text = source.read_text(encoding="utf-8")
+    if REVISED_HEADING not in text:
+        raise UserError(f"{source}: no '{REVISED_HEADING}' section; the reflexion output must end with it")
+    revised = _unfenced(text.split(REVISED_HEADING, 1)[1])
+    current = staging / "proposal.md"
+    old_meta, _ = proposal_md.read(current)
+    candidate = staging / f".proposal-revised-{round_}.md"
+    write_text_atomic(candidate, revised)
+    try:
+        problems = proposal_md.problems(candidate)
+        meta, _ = proposal_md.read(candidate) if not problems else ({}, "")
+    finally:
+        candidate.unlink()
+    if problems:
+        raise UserError(f"{source}: the revised proposal is not a valid proposal.md: {problems[0]['message']}",
+                        details=problems)
+    if meta.get("parent") != old_meta.get("parent"):
+        raise UserError(f"{source}: the revised proposal names parent {meta.get('parent')!r}, "
+                        f"but the staged parent is {old_meta.get('parent')!r}; keep the staged parent")
+    backup = staging / f"proposal-before-{round_}.md"
+    write_text_atomic(backup, current.read_text(encoding="utf-8"))
+    write_text_atomic(current, revised)
+    return {"proposal": str(current), "previous": str(backup), "round": round_,
+            "description": meta.get("description")}
+
+
+def _unfenced(section: str) -> str:
+    text = section.strip("\n")
+    lines = text.splitlines()
+    if lines and lines[0].startswith("```") and lines[-1].strip() == "```":
+        lines = lines[1:-1]
+    return "\n".join(lines).strip() + "\n"

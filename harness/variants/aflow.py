@@ -11,6 +11,7 @@ Both lists are shown to the proposer as modifications not to repeat.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -178,23 +179,114 @@ def find_duplicates(description: str, previous: list[dict[str, Any]]) -> list[di
     return [p for p in previous if normalise(p["description"]) == key]
 
 
+def normalised_patch(parent_graph: dict, graph: dict) -> str:
+    """The structured diff parent -> child as canonical text (op order ignored),
+    over graphs whose node configs have their types' defaults filled in (so
+    `{"horizon": 1}` and `{}` with default 1 are the same change)."""
+    from harness.canvas.patch import diff_graphs
+
+    ops = diff_graphs(_with_config_defaults(parent_graph), _with_config_defaults(graph))["ops"]
+    return json.dumps(sorted(json.dumps(op, sort_keys=True) for op in ops))
+
+
+def _with_config_defaults(graph: dict) -> dict:
+    from harness.canvas.node import _with_defaults
+    from harness.canvas.registry import for_graph
+
+    registry = for_graph(graph)
+    nodes = {}
+    for nid, spec in (graph.get("nodes") or {}).items():
+        node_type = registry.get(spec.get("type", "")) if isinstance(spec, dict) else None
+        if node_type is not None and isinstance(spec.get("config", {}), dict):
+            spec = dict(spec, config=_with_defaults(spec.get("config", {}), node_type))
+        nodes[nid] = spec
+    return dict(graph, nodes=nodes)
+
+
+def committed_changes(paths: RunPaths) -> list[dict[str, Any]]:
+    """Every committed child's content hash and normalised patch against its parent."""
+    from harness.rundir.records import committed_iterations
+    from harness.rundir.tiers import content_hash
+
+    out = []
+    for iteration in committed_iterations(paths):
+        if iteration == 0:
+            continue
+        meta, _ = read_proposal(paths.iteration(iteration) / "proposal.md")
+        parent = meta.get("parent")
+        candidate = paths.iteration(iteration) / "candidate"
+        entry = {"iteration": iteration, "hash": content_hash(candidate), "patch": None}
+        if isinstance(parent, int):
+            entry["patch"] = _patch_between(paths.iteration(parent) / "candidate", candidate)
+        out.append(entry)
+    return out
+
+
+def _patch_between(parent_dir: Path, child_dir: Path) -> str | None:
+    try:
+        parent_graph = json.loads((parent_dir / "graph.json").read_text(encoding="utf-8"))
+        graph = json.loads((child_dir / "graph.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return normalised_patch(parent_graph, graph)
+
+
+def content_duplicates(paths: RunPaths, staging: Path, parent: int) -> tuple[list[dict[str, Any]], bool]:
+    """Committed iterations whose candidate equals the staged one (same content hash),
+    or whose graph change equals the staged one's (same normalised patch, and no
+    other file changed). Second value: whether the staged candidate was implemented yet."""
+    from harness.rundir.tiers import content_hash
+    from harness.rundir.whitelist import candidate_files
+
+    parent_dir, child_dir = paths.iteration(parent) / "candidate", staging / "candidate"
+    own_hash = content_hash(child_dir)
+    if own_hash == content_hash(parent_dir):
+        return [], False
+    parent_files, child_files = candidate_files(parent_dir), candidate_files(child_dir)
+    graph_only = {rel for rel in set(parent_files) | set(child_files)
+                  if parent_files.get(rel) != child_files.get(rel)} <= {"graph.json"}
+    own_patch = _patch_between(parent_dir, child_dir) if graph_only else None
+    matches = []
+    for change in committed_changes(paths):
+        if change["hash"] == own_hash:
+            matches.append({"iteration": change["iteration"], "status": "committed", "by": "content hash"})
+        elif own_patch is not None and change["patch"] == own_patch and own_patch != "[]":
+            matches.append({"iteration": change["iteration"], "status": "committed", "by": "same patch"})
+    return matches, True
+
+
 def check_duplicate(paths: RunPaths, staging: Path) -> dict[str, Any]:
-    """Compare the staged proposal with earlier ones; count duplicate hits in the staging folder."""
+    """Compare the staged attempt with earlier ones: its description (whitespace-
+    normalised) always; once implemented, also its content hash and normalised
+    patch. Every distinct duplicate proposal (description and candidate content)
+    counts one resample, also after `stage --replace`; checking the same one again does not."""
     meta, _ = read_proposal(staging / "proposal.md")
     if not meta.get("description"):
         raise UserError(f"{staging / 'proposal.md'}: missing, or no 'description' in its front matter")
-    matches = find_duplicates(meta["description"], previous_modifications(paths))
+    matches = [dict(m, by="description") for m in find_duplicates(meta["description"], previous_modifications(paths))]
     # Unique per (iteration, description): the ledger and the committed folder name the same attempt.
     unique = {(m["iteration"], m["status"]): m for m in matches}
-    counter_path = staging / "aflow_duplicates.json"
+    implemented = False
+    if isinstance(meta.get("parent"), int):
+        by_content, implemented = content_duplicates(paths, staging, meta["parent"])
+        for m in by_content:
+            unique.setdefault((m["iteration"], m["status"]), m)
+    # Outside the staging folder, so `stage --replace` (restoring the parent's files) keeps the count;
+    # keyed by the attempt number, so the next attempt at the same iteration starts afresh.
+    counter_path = paths.staging / f".aflow-duplicates-attempt{len(read_rows(paths.ledger))}.json"
     hits = read_json(counter_path, "duplicate counter") if counter_path.is_file() else []
     if unique:
-        hits.append(normalise(meta["description"]))
-        write_json_atomic(counter_path, hits)
+        from harness.rundir.tiers import content_hash
+
+        key = normalise(meta["description"]) + " | " + content_hash(staging / "candidate")
+        if key not in hits:  # checking the same unchanged proposal again is not another resample
+            hits.append(key)
+            write_json_atomic(counter_path, hits)
     duplicate = bool(unique)
     return {
         "duplicate": duplicate,
         "matches": list(unique.values()),
+        "compared": ["description", "content hash", "patch"] if implemented else ["description"],
         "resamples_used": len(hits),
         "max_resamples": MAX_RESAMPLES,
         "resample": duplicate and len(hits) <= MAX_RESAMPLES,
@@ -206,14 +298,21 @@ def check_duplicate(paths: RunPaths, staging: Path) -> dict[str, Any]:
 
 
 def converged(paths: RunPaths, top: int = 3, patience: int = 5) -> dict[str, Any]:
-    """AFlow's stop rule: the mean of the top-3 scores unchanged for `patience` rounds."""
+    """AFlow's stop rule: the mean of the top-3 scores unchanged for `patience` rounds.
+
+    The top-3 mean exists only once three iterations are scored (iteration 0
+    included); before that nothing is computed and the run has not converged."""
     scores = run_scores_percent(paths)
     order = sorted(scores)
     history = []
-    for i in range(len(order)):
+    for i in range(top - 1, len(order)):
         best = sorted((scores[it] for it in order[: i + 1]), reverse=True)[:top]
         history.append(round(float(np.mean(best)), 6))
     unchanged = 0
     for prev, cur in zip(history, history[1:]):
         unchanged = unchanged + 1 if cur == prev else 0
-    return {"converged": unchanged >= patience, "unchanged_rounds": unchanged, "top_mean_history": history}
+    result = {"converged": unchanged >= patience, "unchanged_rounds": unchanged, "top_mean_history": history,
+              "scored_iterations": len(order)}
+    if len(order) < top:
+        result["note"] = f"fewer than {top} scored iterations: no top-{top} mean yet"
+    return result

@@ -159,7 +159,7 @@ class RandomProposer:
         if choice is None:
             return None
         node_id, nt, key, value = choice
-        ops = [{"op": "set_config", "node": node_id, "pointer": "/" + key.replace("~", "~0").replace("/", "~1"),
+        ops = [{"op": "set_config", "id": node_id, "pointer": "/" + key.replace("~", "~0").replace("/", "~1"),
                 "value": value}]
         return ops, f"set {node_id}.config.{key} = {json.dumps(value)}", nt.role
 

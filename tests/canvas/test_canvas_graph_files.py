@@ -74,9 +74,9 @@ def test_seed_graph_validates_and_runs():
 def test_readme_example_patch_turns_the_seed_into_a_valid_graph():
     root = Path(__file__).resolve().parents[2]
     seed = load_graph(root / "executors" / "babyai" / "seeds" / "babyai" / "graph.json")
-    patch = json.loads((root / "docs" / "examples" / "full_map_frontier.patch.json").read_text())
+    patch = json.loads((root / "docs" / "examples" / "tap_mission.patch.json").read_text())
     patched = apply_patch(seed, patch)
-    assert patched["nodes"]["memory"]["type"] == "babyai.FullMap"
-    assert patched["nodes"]["explore"]["type"] == "babyai.FrontierExplore"
+    assert patched["nodes"]["mission_tap"]["type"] == "core.Passthrough"
+    assert {k: v for k, v in patched["nodes"].items() if k != "mission_tap"} == seed["nodes"]
     assert [p.to_dict() for p in validate_graph(patched)] == []
     assert apply_patch(seed, diff_graphs(seed, patched)) == patched

@@ -35,11 +35,11 @@ def test_remove_node_cascades_edges_and_grant():
 
 def test_set_config_pointer_and_whole():
     g = corridor_graph()
-    out = apply_patch(g, {"ops": [{"op": "set_config", "node": "sim", "pointer": "/length", "value": 9},
-                                  {"op": "set_config", "node": "policy", "pointer": "", "value": {"step": 1}}]})
+    out = apply_patch(g, {"ops": [{"op": "set_config", "id": "sim", "pointer": "/length", "value": 9},
+                                  {"op": "set_config", "id": "policy", "pointer": "", "value": {"step": 1}}]})
     assert out["nodes"]["sim"]["config"] == {"length": 9} and out["nodes"]["policy"]["config"] == {"step": 1}
     with pytest.raises(PatchError) as info:
-        apply_patch(g, {"ops": [{"op": "set_config", "node": "sim", "pointer": "/a/b", "value": 1}]})
+        apply_patch(g, {"ops": [{"op": "set_config", "id": "sim", "pointer": "/a/b", "value": 1}]})
     assert info.value.index == 0 and "pointer '/a/b'" in info.value.reason
 
 
@@ -47,7 +47,7 @@ def test_state_grants_budgets_termination():
     g = corridor_graph()
     out = apply_patch(g, {"ops": [
         {"op": "add_state", "cell": "visits", "spec": {"type": "Int", "reducer": "add", "lifetime": "episode"}},
-        {"op": "set_grant", "node": "policy", "read": ["visits"], "write": ["visits"]},
+        {"op": "set_grant", "id": "policy", "read": ["visits"], "write": ["visits"]},
         {"op": "set_budget", "budgets": {"max_steps": 9, "wall_seconds": None}},
         {"op": "set_termination", "termination": {"max_ticks": 3}},
     ]})
@@ -55,7 +55,7 @@ def test_state_grants_budgets_termination():
     assert out["budgets"] == {"max_steps": 9} and out["termination"] == {"max_ticks": 3}
     back = apply_patch(out, {"ops": [{"op": "remove_state", "cell": "visits"}]})
     assert back["state"] == {} and back["grants"] == {"policy": {"read": [], "write": []}}
-    cleared = apply_patch(out, {"ops": [{"op": "set_grant", "node": "policy", "read": [], "write": []}]})
+    cleared = apply_patch(out, {"ops": [{"op": "set_grant", "id": "policy", "read": [], "write": []}]})
     assert cleared["grants"] == {}
 
 
@@ -172,7 +172,7 @@ def test_diff_prefers_structured_ops():
     b = apply_patch(a, {"ops": [
         {"op": "add_node", "id": "relay", "type": "core.Passthrough"},
         {"op": "add_edge", "from": "relay.value", "to": "policy.position"},
-        {"op": "set_config", "node": "sim", "pointer": "/length", "value": 7},
+        {"op": "set_config", "id": "sim", "pointer": "/length", "value": 7},
         {"op": "set_budget", "budgets": {"max_steps": 5}},
     ]})
     ops = diff_graphs(a, b)["ops"]

@@ -55,7 +55,7 @@ def test_core_types_present_and_executor_imported_on_demand():
 NODESET = '''
 from harness.canvas.registry import Node, node_type
 
-@node_type("Doubler", inputs={"position": "Int"}, outputs={"action": "Action"}, role="policy",
+@node_type("Doubler", inputs={"position": "Int"}, outputs={"action": "Action"}, role="routing",
            config_schema={"type": "object", "properties": {"step": {"type": "integer", "default": 1}}})
 class Doubler(Node):
     """Steps forward by config.step."""
@@ -112,6 +112,57 @@ def test_nodeset_overlay_reloads_when_a_file_changes(tmp_path):
     second = for_graph(g, tmp_path)
     assert second is not first
     assert second.get("candidate.Tripler") is not None and second.get("candidate.Doubler") is None
+
+
+EXTENDING_NODESET = '''
+from harness.canvas.registry import Node, node_type
+
+@node_type("Farther", extends="babyai.WallFollowExplore",
+           config_schema={"properties": {"patience": {"type": "integer", "default": 4}}},
+           doc="Wall following that remembers how patient it is.")
+class Farther(Node):
+    def setup(self):
+        super().setup()
+        self.seen_patience = self.config["patience"]
+'''
+
+
+def test_candidate_type_extends_an_executor_type_keeping_its_ports_role_and_config_defaults(tmp_path):
+    (tmp_path / "nodeset").mkdir()
+    (tmp_path / "nodeset" / "farther.py").write_text(EXTENDING_NODESET)
+    graph = {"schema_version": 1, "executor": "babyai", "nodes": {}}
+    overlay = for_graph(graph, tmp_path)
+    assert overlay.load_errors == []
+    parent, child = overlay.get("babyai.WallFollowExplore"), overlay.get("candidate.Farther")
+    assert child.inputs == parent.inputs and child.outputs == parent.outputs and child.role == parent.role
+    parent_defaults = {k: v["default"] for k, v in parent.config_schema["properties"].items() if "default" in v}
+    node = child.cls("explore", {})
+    assert node.config == {**parent_defaults, "patience": 4}
+    assert issubclass(child.cls, parent.cls)  # the parent's behaviour (step, reset) is inherited
+
+
+def test_candidate_type_with_an_unknown_role_or_parent_is_a_load_error(tmp_path):
+    (tmp_path / "nodeset").mkdir()
+    (tmp_path / "nodeset" / "bad.py").write_text(
+        "from harness.canvas.registry import Node, node_type\n"
+        "@node_type('Odd', role='planer')\nclass Odd(Node):\n    pass\n")
+    (tmp_path / "nodeset" / "orphan.py").write_text(
+        "from harness.canvas.registry import Node, node_type\n"
+        "@node_type('Orphan', extends='babyai.NoSuchType')\nclass Orphan(Node):\n    pass\n")
+    overlay = for_graph({"schema_version": 1, "executor": "babyai", "nodes": {}}, tmp_path)
+    errors = dict(overlay.load_errors)
+    assert "unknown role 'planer'" in errors["nodeset/bad.py:2"] and "planner" in errors["nodeset/bad.py:2"]
+    assert "extends='babyai.NoSuchType': no such node type" in errors["nodeset/orphan.py:2"]
+
+
+def test_every_babyai_type_documents_its_full_behaviour_with_fallbacks():
+    reg = default_registry()
+    reg.ensure_executor("babyai")
+    types = {nt.name: nt.to_dict() for nt in reg.all() if nt.name.startswith("babyai.") and not nt.is_simulator}
+    assert len(types) >= 15
+    assert all(len(t["behaviour"]) > len(t["doc"]) for t in types.values()), \
+        [n for n, t in types.items() if len(t["behaviour"]) <= len(t["doc"])]
+    assert "a single `left` turn" in types["babyai.FrontierExplore"]["behaviour"]
 
 
 def test_every_built_in_config_schema_is_a_valid_schema():

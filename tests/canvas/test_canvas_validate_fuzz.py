@@ -80,7 +80,7 @@ def test_diff_round_trips_even_between_malformed_graphs():
     bases = list(_bases())
     ops = [{"op": "remove_node", "id": "policy"}, {"op": "remove_state", "cell": "visits"},
            {"op": "unwrap", "id": "box"}, {"op": "wrap", "id": "w", "composite": "cc", "nodes": ["policy"]},
-           {"op": "set_grant", "node": "policy", "read": ["a"]},
+           {"op": "set_grant", "id": "policy", "read": ["a"]},
            {"op": "remove_edge", "from": "sim.position", "to": "policy.position"}]
     for _ in range(300):
         a, b = _corrupt(rng.choice(bases), rng), _corrupt(rng.choice(bases), rng)

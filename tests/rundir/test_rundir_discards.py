@@ -82,18 +82,18 @@ def test_candidate_failing_the_smoke_gate_cannot_be_committed(run_dir: Path):
 
 def test_commit_requires_results_for_the_current_content(run_dir: Path):
     staging = stage(run_dir)
-    edit_graph(staging, {"ops": [{"op": "set_config", "node": "explore", "pointer": "/hand", "value": "left"}]})
+    edit_graph(staging, {"ops": [{"op": "set_config", "id": "explore", "pointer": "/hand", "value": "left"}]})
     refused = cli("commit", str(run_dir), str(staging), "--description", "x", ok=False)
     assert "not checked" in refused["error"]
     assert cli("check", str(run_dir), str(staging))["ok"]
     assert cli("smoke", str(run_dir), str(staging))["passed"]
     assert cli("evaluate", str(run_dir), str(staging))["passed"]
     # edited after evaluation: every result is stale
-    edit_graph(staging, {"ops": [{"op": "set_config", "node": "explore", "pointer": "/length", "value": 4}]})
+    edit_graph(staging, {"ops": [{"op": "set_config", "id": "explore", "pointer": "/length", "value": 4}]})
     refused = cli("commit", str(run_dir), str(staging), "--description", "x", ok=False)
     assert "changed after `architect check`" in refused["error"]
     assert "changed after `architect smoke`" in refused["error"]
-    edit_graph(staging, {"ops": [{"op": "set_config", "node": "explore", "pointer": "/length", "value": 8}]})
+    edit_graph(staging, {"ops": [{"op": "set_config", "id": "explore", "pointer": "/length", "value": 8}]})
     row = cli("commit", str(run_dir), str(staging), "--description", "left-hand wall following")
     assert row["iteration"] == 1 and row["parent"] == 0
     assert iteration_commits(run_dir) == [0, 1]

@@ -111,7 +111,7 @@ def test_parallel_slots_evaluate_side_by_side_and_commit_as_successive_iteration
         staging = Path(cli("stage", str(run_dir), "--slot", slot)["staging"])
         assert staging.name == f"1-{slot}"
         graph_path = staging / "candidate" / "graph.json"
-        edit = {"ops": [{"op": "set_config", "node": "commit", "pointer": "/idle_action", "value": value}]}
+        edit = {"ops": [{"op": "set_config", "id": "commit", "pointer": "/idle_action", "value": value}]}
         graph_path.write_text(json.dumps(apply_patch(json.loads(graph_path.read_text()), edit)))
         assert cli("check", str(run_dir), str(staging))["ok"]
         slots[slot] = staging

@@ -46,8 +46,8 @@ def test_swaps_keep_the_role_and_config_values_stay_in_their_schema():
                 old = registry.get(SEED_GRAPH["nodes"][op["id"]]["type"])
                 assert registry.get(op["type"]).role == old.role
             if op["op"] == "set_config":
-                node_type = registry.get(SEED_GRAPH["nodes"][op["node"]]["type"])
-                config = proposal.graph["nodes"][op["node"]]["config"]
+                node_type = registry.get(SEED_GRAPH["nodes"][op["id"]]["type"])
+                config = proposal.graph["nodes"][op["id"]]["config"]
                 assert list(node_type.config_validator.iter_errors(config)) == []
 
 

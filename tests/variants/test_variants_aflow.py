@@ -73,10 +73,15 @@ def test_duplicates_are_whitespace_normalised_and_resampled_at_most_five_times(f
     fresh = fake_run.staging("2", description="something new")
     assert aflow.check_duplicate(fake_run.paths, fresh)["duplicate"] is False
     dup = fake_run.staging("2-a", description="Add a memory node before   planning")
-    outcomes = [aflow.check_duplicate(fake_run.paths, dup) for _ in range(6)]
+    assert aflow.check_duplicate(fake_run.paths, dup)["resamples_used"] == 1
+    assert aflow.check_duplicate(fake_run.paths, dup)["resamples_used"] == 1  # the same proposal checked again
+    outcomes = []
+    for k in range(6):  # six different implementations of the same described change
+        (dup / "candidate" / "graph.json").write_text(f'{{"nodes": {{}}, "name": "try{k}"}}')
+        outcomes.append(aflow.check_duplicate(fake_run.paths, dup))
     assert all(o["duplicate"] for o in outcomes)
-    assert [o["resample"] for o in outcomes] == [True] * 5 + [False]
-    assert outcomes[-1]["give_up"] and outcomes[-1]["resamples_used"] == 6
+    assert [o["resample"] for o in outcomes] == [True] * 4 + [False] * 2
+    assert outcomes[-1]["give_up"] and outcomes[-1]["resamples_used"] == 7
     assert aflow.normalise(" a \n b ") == "a b"
     assert aflow.normalise("Add memory") != aflow.normalise("add memory")
 
@@ -90,3 +95,47 @@ def test_convergence_after_five_unchanged_rounds(fake_run):
         fake_run.commit([0, 0, 0, 0], parent=0)
     report = aflow.converged(fake_run.paths)
     assert report["converged"] is True and report["unchanged_rounds"] >= 5
+
+
+def test_duplicates_by_content_hash_and_patch_and_the_count_survives_a_replace(fake_run):
+    import json
+
+    from harness.rundir.tiers import content_hash
+
+    fake_run.commit([1, 0])
+    fake_run.commit([1, 1], parent=0, description="bigger window")
+    (fake_run.paths.iteration(1) / "candidate" / "graph.json").write_text(
+        json.dumps({"name": "g0", "nodes": {"m": {"type": "core.Passthrough", "config": {"k": 2}}}}))
+    (fake_run.paths.iteration(0) / "candidate" / "graph.json").write_text(
+        json.dumps({"name": "g0", "nodes": {"m": {"type": "core.Passthrough", "config": {"k": 1}}}}))
+    staging = fake_run.staging("2", description="remember more of the past")  # new words
+    (staging / "candidate" / "graph.json").write_text(
+        (fake_run.paths.iteration(0) / "candidate" / "graph.json").read_text())
+    before = aflow.check_duplicate(fake_run.paths, staging)
+    assert before["duplicate"] is False and before["compared"] == ["description"]  # not implemented yet
+    (staging / "candidate" / "graph.json").write_text(
+        json.dumps({"nodes": {"m": {"config": {"k": 2}, "type": "core.Passthrough"}}, "name": "g0"}, indent=3))
+    assert content_hash(staging / "candidate") == content_hash(fake_run.paths.iteration(1) / "candidate")
+    after = aflow.check_duplicate(fake_run.paths, staging)
+    assert after["duplicate"] and after["matches"][0] == {"iteration": 1, "status": "committed", "by": "content hash"}
+    # the same change on the same parent: same patch, other graph text elsewhere (a description key)
+    (staging / "candidate" / "graph.json").write_text(
+        json.dumps({"name": "g0", "nodes": {"m": {"type": "core.Passthrough", "config": {"k": 2}}}}))
+    import shutil
+
+    shutil.rmtree(staging)  # `stage --replace` wipes the folder: the count lives outside it
+    staging = fake_run.staging("2", description="keep a longer memory")
+    (staging / "candidate" / "graph.json").write_text(
+        json.dumps({"name": "g0", "nodes": {"m": {"type": "core.Passthrough", "config": {"k": 2}}}}))
+    again = aflow.check_duplicate(fake_run.paths, staging)
+    assert again["duplicate"] and again["resamples_used"] == 2
+
+
+def test_converged_computes_nothing_before_three_scored_iterations(fake_run):
+    fake_run.commit([1, 1])
+    fake_run.commit([0, 0], parent=0)
+    result = aflow.converged(fake_run.paths)
+    assert result == {"converged": False, "unchanged_rounds": 0, "top_mean_history": [], "scored_iterations": 2,
+                      "note": "fewer than 3 scored iterations: no top-3 mean yet"}
+    fake_run.commit([0, 0], parent=0)
+    assert aflow.converged(fake_run.paths)["top_mean_history"] == [pytest.approx(100 / 3)]

@@ -23,13 +23,14 @@ def _patch(d, staging, ops, valid=True):
 
 
 def _reflexion(d, staging, k, description):
-    """What the reflexion subagent writes; the proposer then applies the revision."""
+    """What the reflexion subagent writes; `adas revise` then applies the revision."""
     d.run("variants/adas", "architect adas history $run STAGING --json", STAGING=staging)
     history = Path(staging, "history.md").read_text()
     assert "archive.md" in history and (k == 1 or "## Reflexion round 1" in history)
     revised = f"---\ndescription: {description}\naxes: [memory/state]\nparent: 0\n---\nround {k}: keep the whole map\n"
     Path(staging, f"reflexion-{k}.md").write_text(f"## Critique\nround {k}\n\n## Revised proposal\n{revised}")
-    Path(staging, "proposal.md").write_text(revised)
+    applied = d.run("variants/adas", "architect adas revise $run STAGING --round k --json", STAGING=staging, k=k)
+    assert applied["description"] == description and Path(staging, "proposal.md").read_text() == revised
 
 
 def test_adas_iteration_end_to_end(driver):
@@ -95,7 +96,8 @@ def test_adas_iteration_end_to_end(driver):
     archive = d.run("variants/adas", "architect adas archive $run --json")
     assert archive["entries"] == 2 and all(FITNESS.match(f) for f in archive["fitness"].values())
     entries = json.loads((run_dir / "memory" / "archive.json").read_text())
-    assert entries[1]["graph"]["nodes"]["memory"]["type"] == "babyai.FullMap"
+    assert {"op": "retype_node", "id": "memory", "type": "babyai.FullMap", "config": {}} in entries[1]["graph_diff"]
+    assert entries[0]["graph"]["nodes"]["memory"]["type"] == "babyai.WindowMap"
     rows = [json.loads(l) for l in (run_dir / "ledger.jsonl").read_text().splitlines()]
     assert [r["status"] for r in rows] == ["committed", "committed", "discarded"]
     assert rows[2]["reason"] == "adas: 3 debug attempts failed"

@@ -30,6 +30,12 @@ EMPTY_CONFIG = {"type": "object", "properties": {}, "additionalProperties": Fals
     doc="Text subgoal -> action chunk via an openpi-shaped policy: shortest known path, then interact.",
 )
 class SubgoalExecutor(Node):
+    """Sends the subgoal, the current view, the map, the pose and what is carried to an
+    openpi-shaped policy (`backend: local` plans with the BabyAI subgoal solver on the known
+    map; `websocket` asks a remote WebsocketClientPolicy). A non-empty action chunk is
+    emitted on `plan` with `completes` (the chunk's last action achieves the subgoal). When
+    the target is unknown or unreachable (empty chunk), only `explore` (True) is emitted."""
+
     def setup(self):
         self.policy = None
 
@@ -87,7 +93,9 @@ IDLE = {"idle_action": {"enum": ["left", "right", "forward"], "default": "left",
            config_schema={"type": "object", "properties": dict(IDLE), "additionalProperties": False},
            doc="Commits to the whole plan / exploration chunk before observing again.")
 class ExecuteWholeChunk(_Replan):
-    pass
+    """Forwards the whole plan chunk (with its `completes` flag) when one arrived this
+    tick, else the whole exploration chunk (`completes` false). When neither arrived, emits
+    `[idle_action]` (default `left`) with `completes` false."""
 
 
 @node_type("babyai.ReplanHorizon", **REPLAN_PORTS, role="replanning",
@@ -100,6 +108,10 @@ class ExecuteWholeChunk(_Replan):
                "additionalProperties": False},
            doc="Executes only the first `horizon` actions of a chunk, then observes and replans.")
 class ReplanHorizon(_Replan):
+    """Like ExecuteWholeChunk, but cuts a plan chunk to its first `horizon` actions and an
+    exploration chunk to its first `explore_horizon` actions; a cut chunk has `completes`
+    false. When neither arrived, emits `[idle_action]` (default `left`)."""
+
     def horizons(self):
         return self.config["horizon"], self.config["explore_horizon"]
 
@@ -114,6 +126,9 @@ STOP_INPUTS = {"chunk": "ActionChunk", "completes": "Bool",
            outputs={"actions": "ActionChunk"}, config_schema=EMPTY_CONFIG, role="stop",
            doc="Appends `done` to a chunk whose plan claims to complete the subgoal (no check).")
 class TrustPlanStop(Node):
+    """Forwards the chunk and appends `done` whenever `completes` is true, without
+    checking the world."""
+
     def step(self, inputs, ctx):
         chunk = list(inputs["chunk"])
         return {"actions": chunk + ["done"] if inputs["completes"] else chunk}
@@ -125,6 +140,12 @@ class TrustPlanStop(Node):
            doc="Executes a completing chunk, then declares `done` only if the new view shows the subgoal met "
                "(needs subgoal, observation and carrying wired).")
 class VerifyStop(Node):
+    """Forwards a completing chunk without `done` and remembers the subgoal; on the next
+    firing for the same subgoal, emits only `done` if the current view (the cell in front,
+    what is carried; for `put`, a cell next to the front one) shows the subgoal met.
+    Otherwise it forwards the new chunk. Without `subgoal` and `observation` wired it never
+    declares `done`; an unparseable subgoal counts as not met."""
+
     def reset(self, ctx):
         self.claimed = None
 

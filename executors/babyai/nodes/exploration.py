@@ -37,6 +37,13 @@ def _front_code(grid, x, y, d):
                "additionalProperties": False},
            doc="Shortest known path to face the nearest unseen cell (opening doors on the way).")
 class FrontierExplore(Node):
+    """Plans the shortest path over known cells to face the nearest unseen cell, opening
+    closed doors on the way. When no unseen cell is reachable: with `fetch_keys`, plans to
+    pick up a known key whose colour matches a known locked door (or, carrying it, to face
+    the door and toggle); then, with `clear_blockers` and empty hands, plans as if portable
+    objects were absent and picks up the first one on that path. When nothing of this
+    yields a path, the chunk is a single `left` turn. `max_actions` truncates the chunk."""
+
     def step(self, inputs, ctx):
         grid, pose = inputs["map"], inputs["pose"]
         carrying = W.object_code(inputs["carrying"])[:2] if inputs["carrying"] else None
@@ -99,6 +106,11 @@ class FrontierExplore(Node):
                "additionalProperties": False},
            doc="Random turns and forward moves (seeded per episode); opens a closed door in front.")
 class RandomWalkExplore(Node):
+    """Emits `length` actions: a closed door in front is toggled open; otherwise
+    `forward` with probability `forward_prob` when the cell in front is passable on the
+    known map, else a random `left` or `right`. Draws come from the episode-seeded rng, so
+    an episode repeats exactly."""
+
     def step(self, inputs, ctx):
         grid, pose = inputs["map"], inputs["pose"]
         x, y, d = pose["x"], pose["y"], pose["dir"]
@@ -128,6 +140,11 @@ class RandomWalkExplore(Node):
                "additionalProperties": False},
            doc="Keeps a wall on one hand (right-hand rule on known cells); opens closed doors it faces.")
 class WallFollowExplore(Node):
+    """Right-hand (or `hand: left`) rule on the known map: turns towards the hand side
+    when that cell is enterable (never twice in a row), else goes forward when the cell in
+    front is enterable (toggling a closed door first), else turns away from the hand.
+    Unseen cells count as enterable. Emits `length` actions; it never stops by itself."""
+
     def step(self, inputs, ctx):
         grid, pose = inputs["map"], inputs["pose"]
         x, y, d = pose["x"], pose["y"], pose["dir"]

@@ -14,6 +14,10 @@ EMPTY_CONFIG = {"type": "object", "properties": {}, "additionalProperties": Fals
            config_schema=EMPTY_CONFIG, role="mission",
            doc="BabyAI grammar: ', then' / 'then' keep order, 'after you' swaps it, 'and' splits.")
 class MissionParser(Node):
+    """Parses the mission with the BabyAI grammar into an ordered subgoal list: ', then' /
+    'then' keep the written order, 'after you' swaps the two parts, 'and' splits into parts.
+    Parsed once per mission."""
+
     def reset(self, ctx):
         self._mission, self._subgoals = None, []
 
@@ -29,6 +33,9 @@ class MissionParser(Node):
            config_schema=EMPTY_CONFIG, role="mission",
            doc="Splits on 'then' and 'and' / 'after you' in written order (ignores the reversal of 'after you').")
 class ThenOnlyParser(Node):
+    """Splits the mission on 'then', 'and' and 'after you' in written order; it does not
+    reverse the parts of 'after you'."""
+
     def step(self, inputs, ctx):
         text = inputs["mission"].replace(" after you ", " and ")
         return {"subgoals": split_mission(text)}
@@ -46,6 +53,10 @@ PLANNER_PORTS = dict(
 @node_type("babyai.SequentialSubgoals", **PLANNER_PORTS, config_schema=EMPTY_CONFIG, role="planner",
            doc="Works through the subgoals in list order; advances after each executed `done`.")
 class SequentialSubgoals(Node):
+    """Emits the subgoal at the current index and the index; the index advances by one for
+    each `done` among the actions executed last tick. After the last subgoal only `index`
+    is emitted (no subgoal)."""
+
     def reset(self, ctx):
         self.index = 0
 
@@ -62,6 +73,11 @@ class SequentialSubgoals(Node):
            doc="Within a stage of 'and'-joined parts, works first on a part whose object is already on the map; "
                "stages in order; advances after each executed `done`.")
 class KnownTargetFirst(Node):
+    """Groups the subgoals into stages (parts joined by 'and' form one stage; stages keep
+    their order). Within the current stage it works on a part whose object (and, for
+    `put`, its target) is already on the map, else on the first open part; an executed
+    `done` finishes the current part. After the last stage only `index` is emitted."""
+
     def reset(self, ctx):
         self.finished: set[int] = set()
         self.current: int | None = None

@@ -23,6 +23,9 @@ PORTS = dict(
            config_schema={"type": "object", "properties": {}, "additionalProperties": False},
            doc="Remembers every cell ever seen for the whole episode (latest view wins).")
 class FullMap(Node):
+    """Writes every visible cell into a map in the start frame (the latest view wins) and
+    keeps it for the whole episode. Cells never seen stay unseen."""
+
     def reset(self, ctx):
         self.grid = W.new_map()
 
@@ -38,6 +41,10 @@ class FullMap(Node):
                "additionalProperties": False},
            doc="Remembers cells seen within the last `horizon` ticks; older cells become unseen.")
 class WindowMap(Node):
+    """Like FullMap (every visible cell written into a start-frame map, the latest view
+    wins), but a cell not seen in the last `horizon` ticks returns to unseen, so rooms
+    left behind are forgotten."""
+
     def reset(self, ctx):
         self.grid = W.new_map()
         self.seen_at = np.full((W.MAP_SIZE, W.MAP_SIZE), -1, dtype=np.int64)
@@ -60,6 +67,8 @@ class WindowMap(Node):
            config_schema={"type": "object", "properties": {}, "additionalProperties": False},
            doc="No memory: the map holds only the current view.")
 class ViewOnlyMap(Node):
+    """The map holds only the cells of the current view; everything else is unseen."""
+
     def step(self, inputs, ctx):
         grid = W.new_map()
         W.write_cells(grid, inputs["cells"], inputs["pose"])

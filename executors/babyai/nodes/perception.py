@@ -21,6 +21,10 @@ CELL_DOC = "{'fwd': cells ahead, 'right': cells to the right, 'code': (type, col
     doc="The visible cells of the 7x7 view in egocentric coordinates, and what the agent carries.",
 )
 class Perception(Node):
+    """Lists the visible cells of the 7x7 view in egocentric coordinates (the agent's own
+    cell and unseen cells left out), up to `max_range`, and what the agent carries (`{}`
+    when nothing)."""
+
     def step(self, inputs, ctx):
         image = inputs["observation"]["image"]
         max_range = self.config["max_range"]
@@ -67,6 +71,9 @@ class _PoseBase(Node):
     doc="Integrates executed actions; a forward that bumped (blocked) does not move.",
 )
 class DeadReckoning(_PoseBase):
+    """Integrates the actions executed last tick into a pose in the start frame: turns
+    change the heading; a forward moves one cell unless the simulator reported it bumped."""
+
     use_bumps = True
 
 
@@ -79,4 +86,7 @@ class DeadReckoning(_PoseBase):
     doc="Integrates commanded actions, assuming every forward moved (no bump sensor).",
 )
 class OpenLoopPose(_PoseBase):
+    """Integrates the commanded actions into a pose in the start frame, assuming every
+    forward moved (bumps are ignored, so the pose drifts when the agent walks into walls)."""
+
     use_bumps = False

@@ -1,0 +1,89 @@
+"""Ending a skill-driven run (`architect end`) and the fresh-context driver
+(`architect drive`): one headless agent session per iteration."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import click
+
+from harness.cli.output import UserError, emit, fail
+
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout.")
+RUNS_DIR_OPTION = click.option(
+    "--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Folder holding run directories (default: $ARCHITECT_RUNS_DIR or ./runs).")
+
+
+def _handled(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except UserError as exc:
+            fail(exc, kwargs.get("as_json", False))
+
+    return wrapper
+
+
+@click.command("end")
+@click.argument("run")
+@click.option("--reason", default=None,
+              help="The variant's own verdict (e.g. \"aflow: converged\"); default: the stop condition that holds.")
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@_handled
+def end_cmd(run, reason, runs_dir, as_json):
+    """Record that RUN stopped and why: status "stopped", stop_reason (the STOP
+    file's text, the cap or skip limit reached, or --reason), committed.
+
+    Without --reason and with no stop condition holding, nothing changes
+    (`stopped: false`). A STOP file is consumed (a later resume continues)."""
+    from harness.rundir.layout import resolve_run
+    from harness.rundir.lock import run_lock
+    from harness.rundir.records import read_manifest
+    from harness.rundir.stopping import end
+
+    paths = resolve_run(run, runs_dir)
+    with run_lock(paths.lock):
+        result = end(paths, read_manifest(paths), reason=reason)
+    emit(dict(result, ok=True, run=str(paths.root)), as_json,
+         human=f"stopped: {result['stop_reason']}" if result["stopped"] else result["message"])
+
+
+@click.command("drive")
+@click.argument("variant")
+@click.argument("executor")
+@click.option("--agent-command", required=True,
+              help="The headless agent, e.g. \"claude -p --allowedTools 'Bash(architect *) Read Write Edit Glob Grep "
+                   "Agent'\"; the prompt `/architect:iterate VARIANT EXECUTOR` is appended (or replaces {prompt}).")
+@click.option("--run-id", default=None, help="Run folder name (default: VARIANT-EXECUTOR, as the skills use).")
+@click.option("--max-sessions", type=click.IntRange(min=1), default=100, show_default=True,
+              help="At most this many agent sessions.")
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@_handled
+def drive_cmd(variant, executor, agent_command, run_id, max_sessions, runs_dir, as_json):
+    """Run VARIANT on EXECUTOR with a fresh agent context per iteration.
+
+    Starts the agent command once per iteration with `/architect:iterate
+    VARIANT EXECUTOR` (the first session also creates the run), until the run's
+    stop conditions hold (STOP file, iteration cap, skips, cost or token cap),
+    the agent ends the run, or two sessions in a row record no attempt. Then
+    records why the run stopped."""
+    from harness.rundir.driver import drive
+    from harness.rundir.layout import default_runs_dir
+    from harness.variant_api import find_variant
+
+    find_variant(variant)
+    result = drive(variant, executor, agent_command=agent_command, runs_dir=runs_dir or default_runs_dir(),
+                   run_id=run_id, max_sessions=max_sessions, say=lambda msg: click.echo(msg, err=True))
+    emit(dict(result, ok=True), as_json,
+         human=f"{len(result['sessions'])} session(s); stopped: {result['stop_reason']}\nrun: {result['run']}")
+
+
+def register(main: click.Group) -> None:
+    """Attach this module's commands to the root group."""
+    main.add_command(end_cmd)
+    main.add_command(drive_cmd)

@@ -1,0 +1,98 @@
+"""What one iteration will cost before anything runs (`--dry-run`), and the
+provenance a run records in its manifest.
+
+The dry-run figures are upper bounds from the candidate's own budgets: every
+episode may use its graph's `model_calls`, `tokens` and `wall_seconds`; the
+cost prices those tokens with the pinned inference profile (output price, the
+higher one). Episodes served from the result cache cost nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from importlib import metadata
+from pathlib import Path
+
+from harness.errors import UserError
+
+# Distributions whose versions decide what a run's results mean.
+PROVENANCE_PACKAGES = ("architect", "numpy", "scipy", "jsonschema", "minigrid", "gymnasium", "anthropic", "openai",
+                       "robosuite", "mujoco", "ray")
+
+
+def provenance(spec) -> dict:
+    """Package versions, Python, and the executor's own provenance (simulator
+    backend, data checksums: its spec's `provenance` hook), else its data status."""
+    packages = {}
+    for name in PROVENANCE_PACKAGES:
+        try:
+            packages[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            packages[name] = None
+    executor: dict = {"name": spec.name}
+    if spec.data:
+        executor["data_present"] = spec.data_status()
+    if spec.provenance:
+        from harness.executor_api import load_ref
+
+        try:
+            executor.update(load_ref(spec.provenance)())
+        except Exception as exc:  # recorded, not fatal: provenance describes, it does not gate
+            executor["provenance_error"] = f"{type(exc).__name__}: {exc}"
+    return {"packages": packages, "python": platform.python_version(), "platform": platform.platform(terse=True),
+            "executor": executor}
+
+
+def iteration_plan(graph_dir: Path, executor, *, smoke_tier: str, performance_tier: str,
+                   smoke_episodes: int | None, eval_episodes: int | None, workers: int | None = None) -> dict:
+    """Episodes, model calls, estimated cost and time of one iteration (smoke + performance tier)."""
+    graph = json.loads((graph_dir / "graph.json").read_text(encoding="utf-8"))
+    budgets = graph.get("budgets") or {}
+    tiers = {}
+    for kind, tier, cap in (("smoke", smoke_tier, smoke_episodes), ("performance", performance_tier, eval_episodes)):
+        episodes = executor.episodes(tier)
+        episodes = episodes[:cap] if cap else episodes
+        tiers[kind] = {"tier": tier, "episodes": len(episodes),
+                       "episode_ids": [e["episode_id"] for e in episodes[:5]] + (["…"] if len(episodes) > 5 else [])}
+    n = sum(t["episodes"] for t in tiers.values())
+    calls = int(budgets.get("model_calls") or 0)
+    tokens = int(budgets.get("tokens") or 0)
+    price = _price_per_token(graph, graph_dir)
+    workers = max(1, int(workers or os.cpu_count() or 1))
+    wall = float(budgets.get("wall_seconds") or 0)
+    return {
+        "tiers": tiers,
+        "episodes": n,
+        "model_calls_max": calls * n,
+        "tokens_max": tokens * n,
+        "cost_usd_max": round(tokens * n * price, 4) if price is not None else None,
+        "cost_note": ("no model calls" if not calls else
+                      "priced with the pinned inference profile's output price" if price is not None else
+                      "no price: the graph pins no readable inference profile"),
+        "wall_seconds_max": round(wall * n / workers, 1),
+        "workers": workers,
+        "note": "upper bounds from the graph's budgets (every episode may use all of them); cached episodes cost nothing",
+    }
+
+
+def _price_per_token(graph: dict, graph_dir: Path) -> float | None:
+    pinned = graph.get("model_profile")
+    if not isinstance(pinned, dict) or not pinned.get("path"):
+        return 0.0
+    from harness.models.profile import load_profile, resolve_profile_path
+
+    try:
+        profile = load_profile(resolve_profile_path(pinned["path"], graph_dir))
+    except (UserError, OSError):
+        return None
+    return max(profile.price_input_per_mtok, profile.price_output_per_mtok) / 1e6
+
+
+def render(plan: dict) -> str:
+    tiers = "; ".join(f"{k}: {t['episodes']} episodes of tier {t['tier']}" for k, t in plan["tiers"].items())
+    cost = f"${plan['cost_usd_max']:.4f}" if plan["cost_usd_max"] is not None else "unknown"
+    return (f"one iteration: {tiers}\n"
+            f"model calls: at most {plan['model_calls_max']}; tokens: at most {plan['tokens_max']}; "
+            f"cost: at most {cost} ({plan['cost_note']})\n"
+            f"time: at most {plan['wall_seconds_max']} s on {plan['workers']} worker(s)\n({plan['note']})")

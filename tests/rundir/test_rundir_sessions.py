@@ -1,0 +1,107 @@
+"""Fresh context per iteration (`architect drive` + a scripted stand-in agent),
+recording why a run stopped (`architect end`), spend caps, dry-run, format
+version, and the no-op check."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+from rundir_kit import cli, git
+
+from harness.rundir import state
+from harness.rundir.layout import RunPaths
+
+STAND_IN = Path(__file__).with_name("iterate_stand_in.py")
+
+
+def test_drive_runs_one_fresh_session_per_iteration_until_the_cap(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    agent = f"{shlex.quote(sys.executable)} {shlex.quote(str(STAND_IN))}"
+    out = cli("drive", "random", "babyai", "--agent-command", agent, "--runs-dir", str(tmp_path / "runs"))
+    run = tmp_path / "runs" / "random-babyai"
+    rows = [json.loads(line) for line in (run / "ledger.jsonl").read_text().splitlines()]
+    committed = [r["iteration"] for r in rows if r["status"] == "committed"]
+    assert committed == [0, 1, 2]
+    assert len(out["sessions"]) == len(rows) - 1  # one attempt per session, the first also created the run
+    assert out["stop_reason"].startswith("max_iterations: 2 of 2")
+    final = state.read(RunPaths(run))
+    assert final["status"] == "stopped" and final["stop_reason"] == out["stop_reason"]
+    assert git(run, "status", "--porcelain") == ""
+
+
+def test_end_records_the_stop_file_text_and_status_shows_spend(run_dir: Path):
+    runs = str(run_dir.parent)
+    idle = cli("end", run_dir.name, "--runs-dir", runs)
+    assert idle["stopped"] is False and state.read(RunPaths(run_dir))["status"] == "ready"
+    (run_dir / "STOP").write_text("budget meeting: pause the search\n")
+    status = cli("status", run_dir.name, "--runs-dir", runs)
+    assert status["stop"]["code"] == "stop_file" and status["stop_file_text"] == "budget meeting: pause the search"
+    assert status["spent"] == {"cost_usd": 0.0, "tokens": 0}
+    ended = cli("end", run_dir.name, "--runs-dir", runs)
+    assert ended["stop_reason"] == "stop_file: budget meeting: pause the search"
+    assert not (run_dir / "STOP").exists() and git(run_dir, "status", "--porcelain") == ""
+    assert state.read(RunPaths(run_dir))["status"] == "stopped"
+    verdict = cli("end", run_dir.name, "--reason", "aflow: converged", "--runs-dir", runs)
+    assert verdict["stop_reason"] == "aflow: converged"
+
+
+def test_spend_caps_stop_the_loop_between_iterations(run_dir: Path):
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    manifest["caps"]["max_tokens"] = 0
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    out = cli("loop", "random", "babyai", "--run-id", run_dir.name, "--runs-dir", str(run_dir.parent), "--resume")
+    assert out["stop_reason"] == "max_tokens" and [r["iteration"] for r in out["rows"]] == [0]
+
+
+def test_dry_run_prints_one_iteration_without_running(tmp_path):
+    out = cli("init", "random", "babyai-llm", "--dry-run", "--smoke-episodes", "2", "--eval-episodes", "3",
+              "--runs-dir", str(tmp_path))
+    assert out["dry_run"] and out["episodes"] == 5 and out["tiers"]["performance"]["episodes"] == 3
+    graph = json.loads((Path(__file__).parents[2] / "executors/babyai/seeds/babyai-llm/graph.json").read_text())
+    assert out["model_calls_max"] == 5 * graph["budgets"]["model_calls"]
+    assert out["tokens_max"] == 5 * graph["budgets"]["tokens"] and out["cost_usd_max"] is not None
+    assert list(tmp_path.iterdir()) == []  # nothing was created
+    loop = cli("loop", "random", "babyai", "--dry-run", "--runs-dir", str(tmp_path))
+    assert loop["model_calls_max"] == 0 and loop["cost_usd_max"] == 0.0
+
+
+def test_manifest_records_provenance_and_iteration_zero_has_fitness(base_run: Path):
+    manifest = json.loads((base_run / "manifest.json").read_text())
+    assert manifest["provenance"]["packages"]["minigrid"] and manifest["provenance"]["executor"]["name"] == "babyai"
+    fitness = json.loads((base_run / "iterations/0/fitness.json").read_text())
+    assert fitness["text"].startswith("Mean score: ")
+
+
+def test_a_run_of_another_format_version_is_refused_by_name(run_dir: Path):
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    (run_dir / "manifest.json").write_text(json.dumps(dict(manifest, schema_version=0)))
+    out = cli("status", run_dir.name, "--runs-dir", str(run_dir.parent), ok=False)
+    assert out["_exit_code"] != 0 and "run format version 0" in out["error"]
+    assert "reads format version 1" in out["error"]
+
+
+def test_check_refuses_a_candidate_identical_to_its_parent(run_dir: Path):
+    runs = str(run_dir.parent)
+    staging = cli("stage", run_dir.name, "--runs-dir", runs)["staging"]
+    proposal = Path(staging, "proposal.md")
+    proposal.write_text("---\ndescription: nothing yet\naxes: [planning]\nparent: 0\n---\nwhy\n")
+    out = cli("check", run_dir.name, staging, "--runs-dir", runs, ok=False)
+    assert [v["code"] for v in out["violations"]] == ["no_op"]
+    graph = Path(staging, "candidate", "graph.json")
+    graph.write_text(json.dumps(json.loads(graph.read_text()), indent=7))  # whitespace only: still the same candidate
+    assert cli("check", run_dir.name, staging, "--runs-dir", runs, ok=False)["violations"][0]["code"] == "no_op"
+    shutil.rmtree(staging)
+
+
+def test_provenance_asks_the_executor_spec_generically():
+    from harness.executor_api import find_executor
+    from harness.rundir.plan import provenance
+
+    babyai, mapgpt = provenance(find_executor("babyai")), provenance(find_executor("mapgpt"))
+    assert babyai["executor"] == {"name": "babyai"} and babyai["packages"]["numpy"]
+    assert mapgpt["executor"]["backend"] in ("mattersim", "graph") and "data_sha256" in mapgpt["executor"]
+    assert set(mapgpt["executor"]["data_present"]) == {"r2r"}
