@@ -21,6 +21,7 @@ from RestrictedPython import compile_restricted_exec
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence, safer_getattr
 
 from harness.models.context_harness import FORBIDDEN_NAMES, FORBIDDEN_NODES, _extra_builtins, _inplace
+from harness.pysource import serialised
 
 MAX_ITERATIONS = 2_000_000
 MAX_SECONDS = 5.0
@@ -39,7 +40,7 @@ def extract_code(reply: str) -> str:
 
 def program_problems(source: str, where: str) -> list[str]:
     try:
-        tree = ast.parse(source, filename=where)
+        tree = serialised(ast.parse, source, filename=where)
     except SyntaxError as exc:
         return [f"{where}:{exc.lineno}: syntax error: {exc.msg}"]
     problems = []
@@ -49,7 +50,7 @@ def program_problems(source: str, where: str) -> list[str]:
                 problems.append(f"{where}:{node.lineno}: {what} are not allowed in an LMP program")
         if isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
             problems.append(f"{where}:{node.lineno}: {node.id!r} is not allowed in an LMP program")
-    problems.extend(f"{where}: {message}" for message in compile_restricted_exec(source, filename=where).errors)
+    problems.extend(f"{where}: {message}" for message in serialised(compile_restricted_exec, source, filename=where).errors)
     return problems
 
 
@@ -80,7 +81,7 @@ def run_program(source: str, functions: dict, where: str):
     problems = program_problems(source, where)
     if problems:
         raise LMPError("LMP program rejected: " + "; ".join(problems))
-    code = compile_restricted_exec(source, filename=where).code
+    code = serialised(compile_restricted_exec, source, filename=where).code
     budget = _Budget()
     env = {"__builtins__": _extra_builtins(), "__name__": "lmp", "_getattr_": safer_getattr,
            "_getitem_": lambda obj, key: obj[key], "_getiter_": budget.iterate,

@@ -39,6 +39,7 @@ from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES, RestrictingNodeTransformer
 
 from harness.canvas.context import AccountedModel, Context
+from harness.pysource import serialised
 
 CANDIDATE_MODULE_PREFIX = "_architect_candidate_"
 TRUSTED_ENV = "ARCHITECT_TRUSTED_NODESETS"
@@ -306,7 +307,7 @@ def compile_candidate(source: str, filename: str):
     try:
         with warnings.catch_warnings():  # RestrictedPython's notes (e.g. on print) are not the user's concern
             warnings.simplefilter("ignore")
-            return compile_restricted(source, filename=filename, mode="exec", policy=_Policy)
+            return serialised(compile_restricted, source, filename=filename, mode="exec", policy=_Policy)
     except SyntaxError as exc:
         errors = exc.args[0] if exc.args and isinstance(exc.args[0], tuple) else (exc.msg or str(exc),)
         line = re.match(r"Line (\d+): ", str(errors[0]))

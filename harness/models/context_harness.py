@@ -38,6 +38,7 @@ from pathlib import Path
 
 from RestrictedPython import compile_restricted, compile_restricted_exec, safe_builtins
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence, safer_getattr
+from harness.pysource import serialised
 
 FUNCTION = "build_context"
 FORBIDDEN_NAMES = {"eval", "exec", "open", "compile", "getattr", "setattr", "delattr", "globals", "locals",
@@ -71,7 +72,7 @@ def _extra_builtins() -> dict:
 def static_problems(source: str, filename: str = "build_context.py") -> list[str]:
     """Every reason the source is rejected before running it (empty list: accepted)."""
     try:
-        tree = ast.parse(source, filename=filename)
+        tree = serialised(ast.parse, source, filename=filename)
     except SyntaxError as exc:
         return [f"{filename}:{exc.lineno}: syntax error: {exc.msg}"]
     problems = []
@@ -81,7 +82,7 @@ def static_problems(source: str, filename: str = "build_context.py") -> list[str
                 problems.append(f"{filename}:{node.lineno}: {what} are not allowed in a context harness")
         if isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
             problems.append(f"{filename}:{node.lineno}: {node.id!r} is not allowed in a context harness")
-    result = compile_restricted_exec(source, filename=filename)
+    result = serialised(compile_restricted_exec, source, filename=filename)
     problems.extend(f"{filename}: {message}" for message in result.errors)
     functions = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == FUNCTION]
     if not functions:
@@ -136,7 +137,7 @@ class ContextHarness:
             raise ContextHarnessError("context harness rejected: " + "; ".join(problems))
         self.filename = filename
         self._budget = _Budget(max_iterations, max_seconds)
-        self._code = compile_restricted(source, filename=filename, mode="exec")
+        self._code = serialised(compile_restricted, source, filename=filename, mode="exec")
         self._budget.start()
         self._load()  # the top level must run (under the caller's limits) before the first call
 

@@ -12,6 +12,7 @@ from harness.rundir import proposal, whitelist
 from harness.fileio import InputError, decode_text, parse_json, parse_yaml, read_json, write_json_atomic
 from harness.rundir.tiers import content_hash
 from harness.rundir.run import Run
+from harness.pysource import serialised
 
 
 def parse_violations(files: dict[str, bytes]) -> list[dict]:
@@ -31,7 +32,7 @@ def parse_violations(files: dict[str, bytes]) -> list[dict]:
                 out.append({"code": "yaml_parse", "path": where, "message": exc.message, "hint": None})
         elif path.endswith(".py"):
             try:
-                ast.parse(decode_text(content, path, "Python file"), filename=path)
+                serialised(ast.parse, decode_text(content, path, "Python file"), filename=path)
             except InputError as exc:
                 out.append({"code": "python_parse", "path": path, "message": exc.message, "hint": None})
             except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
