@@ -8,7 +8,7 @@ import click
 
 from harness.cli.output import emit
 from harness.errors import UserError
-from harness.cli.run_cmds import JSON_OPTION, _handled
+from harness.cli.run_options import JSON_OPTION, handled as _handled
 
 DATASETS = {"r2r": "executors.mapgpt.data"}
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import click
 
 from harness.cli.output import emit
-from harness.cli.run_cmds import JSON_OPTION, RUNS_DIR_OPTION, _handled
+from harness.cli.run_options import JSON_OPTION, RUNS_DIR_OPTION, handled as _handled
 
 CONFIDENCE_OPTION = click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
                                  help="Confidence of the paired tests and intervals.")

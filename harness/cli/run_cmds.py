@@ -3,7 +3,6 @@ discard, status, log, rerun, and the offline `loop`."""
 
 from __future__ import annotations
 
-import functools
 import io
 from pathlib import Path
 
@@ -11,25 +10,8 @@ import click
 from rich.console import Console
 
 from harness.cli.backend_options import backend_options, evaluation_setting
-from harness.cli.output import UserError, emit, fail
-
-JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout.")
-RUNS_DIR_OPTION = click.option(
-    "--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-    help="Folder holding run directories (default: $ARCHITECT_RUNS_DIR or ./runs).")
-
-
-def _handled(fn):
-    """Turn UserError into the shared one-line error / JSON error convention."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except UserError as exc:
-            fail(exc, kwargs.get("as_json", False))
-
-    return wrapper
+from harness.cli.output import UserError, emit
+from harness.cli.run_options import JSON_OPTION, RUNS_DIR_OPTION, handled as _handled
 
 
 def _render(renderable) -> str:

@@ -85,7 +85,49 @@ def run_pool(
     return _Supervisor(tasks, factory_ref, factory_args, config, on_outcome).run()
 
 
-class _Supervisor:
+class RetryBookkeeping:
+    """Retry semantics shared by the local pool and the Ray pool: an episode charged
+    with a failure is retried until `max_attempts`, then recorded as an infrastructure
+    failure; giving up records every unfinished episode. Needs `pending`, `attempts`,
+    `outcomes`, `cfg`, `on_outcome`, and `_members()`: the live workers or actors,
+    each with a `running` dict of episode indices."""
+
+    def _release(self, member, *, reason: str, charge_all: bool) -> None:
+        """A lost member's episodes: charged (it failed them) or put back (collateral)."""
+        for index in list(member.running):
+            member.running.pop(index)
+            if charge_all:
+                self._charge(index, reason)
+            elif index not in self.outcomes:
+                self.pending.appendleft(index)
+
+    def _charge(self, index: int, reason: str) -> None:
+        if index in self.outcomes:
+            return
+        self.attempts[index] += 1
+        if self.attempts[index] >= self.cfg.max_attempts:
+            self._finish(Outcome(index, None, reason, self.attempts[index], None))
+        else:
+            self.pending.appendleft(index)
+
+    def _give_up(self, reason: str) -> None:
+        while self.pending:
+            index = self.pending.popleft()
+            self._finish(Outcome(index, None, reason, self.attempts[index], None))
+        for member in list(self._members()):
+            for index in list(member.running):
+                self._finish(Outcome(index, None, reason, self.attempts[index], None))
+            member.running.clear()
+
+    def _finish(self, outcome: Outcome) -> None:
+        if outcome.index in self.outcomes:
+            return
+        self.outcomes[outcome.index] = outcome
+        if self.on_outcome is not None:
+            self.on_outcome(outcome)
+
+
+class _Supervisor(RetryBookkeeping):
     def __init__(self, tasks, factory_ref, factory_args, config: PoolConfig, on_outcome):
         self.tasks = {t["index"]: t for t in tasks}
         self.pending = collections.deque(t["index"] for t in tasks)
@@ -238,37 +280,10 @@ class _Supervisor:
             self.startup_failures += 1
             if self.startup_failures >= self.cfg.max_startup_failures:
                 self._give_up(f"{self.startup_failures} worker processes in a row failed to start ({reason})")
-        for index in list(w.running):
-            w.running.pop(index)
-            if charge_all:
-                self._charge(index, reason)
-            elif index not in self.outcomes:
-                self.pending.appendleft(index)
+        self._release(w, reason=reason, charge_all=charge_all)
 
-    def _charge(self, index: int, reason: str) -> None:
-        if index in self.outcomes:
-            return
-        self.attempts[index] += 1
-        if self.attempts[index] >= self.cfg.max_attempts:
-            self._finish(Outcome(index, None, reason, self.attempts[index], None))
-        else:
-            self.pending.appendleft(index)
-
-    def _give_up(self, reason: str) -> None:
-        while self.pending:
-            index = self.pending.popleft()
-            self._finish(Outcome(index, None, reason, self.attempts[index], None))
-        for w in list(self.workers.values()):
-            for index in list(w.running):
-                self._finish(Outcome(index, None, reason, self.attempts[index], None))
-            w.running.clear()
-
-    def _finish(self, outcome: Outcome) -> None:
-        if outcome.index in self.outcomes:
-            return
-        self.outcomes[outcome.index] = outcome
-        if self.on_outcome is not None:
-            self.on_outcome(outcome)
+    def _members(self):
+        return self.workers.values()
 
     @staticmethod
     def _kill(w: _Worker) -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable
 
 from harness.errors import UserError
-from harness.evaluation.pool import Outcome, PoolConfig
+from harness.evaluation.pool import Outcome, PoolConfig, RetryBookkeeping
 from harness.fileio import write_bytes_atomic
 
 FOLDER_ARG = "candidate_dir"
@@ -127,7 +127,7 @@ def run_ray_pool(tasks: list[dict], factory_ref: str, factory_args: dict, config
     return _RaySupervisor(tasks, factory_ref, factory_args, config, options, on_outcome).run()
 
 
-class _RaySupervisor:
+class _RaySupervisor(RetryBookkeeping):
     def __init__(self, tasks, factory_ref, factory_args, config: PoolConfig, options: RayOptions, on_outcome):
         import ray
 
@@ -273,37 +273,10 @@ class _RaySupervisor:
             self.startup_failures += 1
             if self.startup_failures >= self.cfg.max_startup_failures:
                 self._give_up(f"{self.startup_failures} Ray actors in a row failed to start ({reason})")
-        for index in list(a.running):
-            a.running.pop(index)
-            if charge_all:
-                self._charge(index, reason)
-            elif index not in self.outcomes:
-                self.pending.appendleft(index)
+        self._release(a, reason=reason, charge_all=charge_all)
 
-    def _charge(self, index: int, reason: str) -> None:
-        if index in self.outcomes:
-            return
-        self.attempts[index] += 1
-        if self.attempts[index] >= self.cfg.max_attempts:
-            self._finish(Outcome(index, None, reason, self.attempts[index], None))
-        else:
-            self.pending.appendleft(index)
-
-    def _give_up(self, reason: str) -> None:
-        while self.pending:
-            index = self.pending.popleft()
-            self._finish(Outcome(index, None, reason, self.attempts[index], None))
-        for a in list(self.actors.values()):
-            for index in list(a.running):
-                self._finish(Outcome(index, None, reason, self.attempts[index], None))
-            a.running.clear()
-
-    def _finish(self, outcome: Outcome) -> None:
-        if outcome.index in self.outcomes:
-            return
-        self.outcomes[outcome.index] = outcome
-        if self.on_outcome is not None:
-            self.on_outcome(outcome)
+    def _members(self):
+        return self.actors.values()
 
     def _kill(self, a: _Actor) -> None:
         try:
