@@ -37,8 +37,8 @@ def measure(episodes: int, in_flight: int, delay: float, tier: str, workers: int
         graph = json.loads((candidate / "graph.json").read_text())
         profile = yaml.safe_load((PROJECT_ROOT / graph["model_profile"]["path"]).read_text())
         profile.update(base_url=server.openai_url, concurrency=max(in_flight, 1), max_retries=0)
-        (tmp / "bench.yaml").write_text(yaml.safe_dump(profile))
-        graph["model_profile"]["path"] = str(tmp / "bench.yaml")
+        (candidate / "bench.yaml").write_text(yaml.safe_dump(profile))  # profile paths stay inside the candidate
+        graph["model_profile"]["path"] = "bench.yaml"
         (candidate / "graph.json").write_text(json.dumps(graph))
 
         started = time.perf_counter()
