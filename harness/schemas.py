@@ -112,8 +112,6 @@ def compile_fast(schema: dict[str, Any]):
     text = json.dumps(schema)
     if any(f'"{kw}"' in text for kw in _DRAFT2020_ONLY) or '"$ref": "http' in text or ".json#" in text:
         return finite_draft202012()(schema).is_valid
-    import fastjsonschema
-
     draft7 = copy.deepcopy({k: v for k, v in schema.items() if k != "$schema"})  # compile rewrites $refs in place
     draft7["$schema"] = "http://json-schema.org/draft-07/schema#"
     try:
@@ -121,14 +119,7 @@ def compile_fast(schema: dict[str, Any]):
     except Exception:  # a construct fastjsonschema cannot compile: use jsonschema
         return finite_draft202012()(schema).is_valid
 
-    def is_valid(obj) -> bool:
-        try:
-            compiled(obj)
-            return True
-        except fastjsonschema.JsonSchemaException:
-            return False
-
-    return is_valid
+    return _predicate(compiled)
 
 
 def compiled_schema_dir() -> Path:
@@ -185,8 +176,6 @@ def fast_subschema_is_valid(name: str, pointer: str):
     `("patch", "/$defs/op/allOf/3/then")`; `$ref`s into other files in schemas/
     are resolved from the folder. Yes/no only, like `compile_fast`: error
     reports come from `iter_subschema_errors`."""
-    import fastjsonschema
-
     schema = load_schema(name)
     root = copy.deepcopy({"$schema": "http://json-schema.org/draft-07/schema#", "$ref": "#" + pointer,
                           **{k: v for k, v in schema.items() if k in ("$id", "$defs")}})  # compile rewrites $refs
@@ -202,14 +191,7 @@ def fast_subschema_is_valid(name: str, pointer: str):
     with _lock:
         compiled = _compile_cached(root, {"https": from_folder, "http": from_folder})
 
-    def is_valid(obj) -> bool:
-        try:
-            compiled(obj)
-            return True
-        except fastjsonschema.JsonSchemaException:
-            return False
-
-    return is_valid
+    return _predicate(compiled)
 
 
 def json_pointer(parts) -> str:
@@ -253,3 +235,17 @@ def iter_subschema_errors(name: str, pointer: str, obj: Any):
         error = _most_specific(error)
         message = error.message if len(error.message) <= 300 else error.message[:297] + "..."
         yield json_pointer(error.absolute_path), message
+
+
+def _predicate(compiled):
+    """A fastjsonschema validate function as a yes/no test."""
+    import fastjsonschema
+
+    def is_valid(obj) -> bool:
+        try:
+            compiled(obj)
+            return True
+        except fastjsonschema.JsonSchemaException:
+            return False
+
+    return is_valid

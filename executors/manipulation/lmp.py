@@ -12,7 +12,6 @@ map by assigning `ret_val`.
 
 from __future__ import annotations
 
-import ast
 import re
 import time
 
@@ -20,7 +19,7 @@ import numpy as np
 from RestrictedPython import compile_restricted_exec
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence, safer_getattr
 
-from harness.models.context_harness import FORBIDDEN_NAMES, FORBIDDEN_NODES, _extra_builtins, _inplace
+from harness.models.context_harness import _extra_builtins, _inplace, restricted_problems
 from harness.pysource import serialised
 
 MAX_ITERATIONS = 2_000_000
@@ -39,19 +38,7 @@ def extract_code(reply: str) -> str:
 
 
 def program_problems(source: str, where: str) -> list[str]:
-    try:
-        tree = serialised(ast.parse, source, filename=where)
-    except SyntaxError as exc:
-        return [f"{where}:{exc.lineno}: syntax error: {exc.msg}"]
-    problems = []
-    for node in ast.walk(tree):
-        for kind, what in FORBIDDEN_NODES.items():
-            if isinstance(node, kind):
-                problems.append(f"{where}:{node.lineno}: {what} are not allowed in an LMP program")
-        if isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
-            problems.append(f"{where}:{node.lineno}: {node.id!r} is not allowed in an LMP program")
-    problems.extend(f"{where}: {message}" for message in serialised(compile_restricted_exec, source, filename=where).errors)
-    return problems
+    return restricted_problems(source, where, "an LMP program")[1]
 
 
 class _Budget:

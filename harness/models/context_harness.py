@@ -69,21 +69,31 @@ def _extra_builtins() -> dict:
     return allowed
 
 
-def static_problems(source: str, filename: str = "build_context.py") -> list[str]:
-    """Every reason the source is rejected before running it (empty list: accepted)."""
+def restricted_problems(source: str, filename: str, kind: str) -> tuple[ast.Module | None, list[str]]:
+    """The parsed module (None on a syntax error) and every reason restricted code is
+    rejected: forbidden statements and names, and RestrictedPython's own errors.
+    `kind` names the code in the messages ("a context harness", "an LMP program")."""
     try:
         tree = serialised(ast.parse, source, filename=filename)
     except SyntaxError as exc:
-        return [f"{filename}:{exc.lineno}: syntax error: {exc.msg}"]
+        return None, [f"{filename}:{exc.lineno}: syntax error: {exc.msg}"]
     problems = []
     for node in ast.walk(tree):
-        for kind, what in FORBIDDEN_NODES.items():
-            if isinstance(node, kind):
-                problems.append(f"{filename}:{node.lineno}: {what} are not allowed in a context harness")
+        for node_kind, what in FORBIDDEN_NODES.items():
+            if isinstance(node, node_kind):
+                problems.append(f"{filename}:{node.lineno}: {what} are not allowed in {kind}")
         if isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
-            problems.append(f"{filename}:{node.lineno}: {node.id!r} is not allowed in a context harness")
+            problems.append(f"{filename}:{node.lineno}: {node.id!r} is not allowed in {kind}")
     result = serialised(compile_restricted_exec, source, filename=filename)
     problems.extend(f"{filename}: {message}" for message in result.errors)
+    return tree, problems
+
+
+def static_problems(source: str, filename: str = "build_context.py") -> list[str]:
+    """Every reason the source is rejected before running it (empty list: accepted)."""
+    tree, problems = restricted_problems(source, filename, "a context harness")
+    if tree is None:
+        return problems
     functions = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == FUNCTION]
     if not functions:
         problems.append(f"{filename}: must define a top-level function {FUNCTION}(history)")
