@@ -22,10 +22,10 @@ import importlib
 import importlib.util
 import threading
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable
 
+from harness.entry_points import entry_points
 from harness.errors import ExecutorError, ExecutorProfileError
 
 ENTRY_POINT_GROUP = "architect.executors"
@@ -75,6 +75,9 @@ class ExecutorSpec:
     oracle: str | None = None  # "module:attr"(episode) -> record
     state_renderer: str | None = None  # "module:attr"(episode, tick, captured, actions) -> text (harness.evaluation.trace)
     provenance: str | None = None  # "module:attr"() -> dict: simulator backend, data checksums (recorded by init)
+    # Modules slow to import that every worker needs before its first episode (the simulator's
+    # runtime): the local pool's forkserver imports them once and each worker starts with them loaded.
+    worker_preload: tuple[str, ...] = ()
 
     def problems(self) -> list[str]:
         out = []
@@ -103,6 +106,11 @@ class ExecutorSpec:
     def seed_dir(self, seed: str) -> Path:
         return self.package_dir / self.seeds[seed]
 
+    @property
+    def worker_modules(self) -> tuple[str, ...]:
+        """What an evaluation worker imports before its first episode (see `worker_preload`)."""
+        return self.node_modules + self.worker_preload
+
     def data_status(self) -> dict[str, bool]:
         return {d.name: d.present() for d in self.data}
 
@@ -121,22 +129,22 @@ def discover_executors() -> dict[str, ExecutorSpec]:
     with _lock:
         if _discovered is None:
             found: dict[str, ExecutorSpec] = {}
-            for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            for name, ref in entry_points(ENTRY_POINT_GROUP):
                 try:
-                    spec = ep.load()
+                    spec = load_ref(ref)
                 except Exception as exc:  # noqa: BLE001 - a broken plug-in is reported, not fatal
-                    _discovery_errors[ep.name] = f"loading {ep.value} failed: {type(exc).__name__}: {exc}"
+                    _discovery_errors[name] = f"loading {ref} failed: {type(exc).__name__}: {exc}"
                     continue
                 if not isinstance(spec, ExecutorSpec):
                     problems = [f"is a {type(spec).__name__}, not an ExecutorSpec"]
                 else:
                     problems = spec.problems()
-                    if spec.name != ep.name:
-                        problems.append(f"entry point {ep.name!r} names a spec called {spec.name!r}")
+                    if spec.name != name:
+                        problems.append(f"entry point {name!r} names a spec called {spec.name!r}")
                 if problems:
-                    _discovery_errors[ep.name] = f"{ep.value}: " + "; ".join(problems)
+                    _discovery_errors[name] = f"{ref}: " + "; ".join(problems)
                     continue
-                found[ep.name] = spec
+                found[name] = spec
             _discovered = found
         return dict(_discovered)
 

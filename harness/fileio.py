@@ -97,6 +97,13 @@ def read_text(path: str | os.PathLike, what: str = "file", error: type[UserError
     return decode_text(data, str(p), what, error)
 
 
+def cache_home() -> Path:
+    """Where architect keeps what it can rebuild (compiled schema checks, the entry
+    points): `$ARCHITECT_CACHE_DIR`, default `~/.cache/architect`."""
+    base = os.environ.get("ARCHITECT_CACHE_DIR")
+    return Path(base).expanduser() if base else Path.home() / ".cache" / "architect"
+
+
 # -- writing -------------------------------------------------------------------
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:

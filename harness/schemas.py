@@ -125,8 +125,9 @@ def compile_fast(schema: dict[str, Any]):
 def compiled_schema_dir() -> Path:
     """Where compiled schema checks are kept between processes:
     `$ARCHITECT_CACHE_DIR/compiled-schemas` (default `~/.cache/architect/compiled-schemas`)."""
-    base = os.environ.get("ARCHITECT_CACHE_DIR")
-    return (Path(base).expanduser() if base else Path.home() / ".cache" / "architect") / "compiled-schemas"
+    from harness.fileio import cache_home
+
+    return cache_home() / "compiled-schemas"
 
 
 def _compile_cached(definition: dict, handlers: dict | None = None):
@@ -209,8 +210,24 @@ def iter_schema_errors(name: str, obj: Any):
 
 
 def validate_instance(name: str, obj: Any) -> list[str]:
-    """All schema violations of `obj` as `"<json pointer>: <message>"` (empty if valid)."""
+    """All schema violations of `obj` as `"<json pointer>: <message>"` (empty if valid).
+    The compiled yes/no check answers first; jsonschema (slow to import and to
+    build) is only asked to explain a document that fails it."""
+    if fast_is_valid(name)(obj) and _all_finite(obj):
+        return []
     return [f"{pointer or '/'}: {message}" for pointer, message in iter_schema_errors(name, obj)]
+
+
+def _all_finite(obj: Any) -> bool:
+    """No NaN or infinity anywhere in `obj` (the compiled check does not test
+    what `finite_draft202012` does)."""
+    if isinstance(obj, float):
+        return math.isfinite(obj)
+    if isinstance(obj, dict):
+        return all(_all_finite(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return all(_all_finite(v) for v in obj)
+    return True
 
 
 def _most_specific(error):

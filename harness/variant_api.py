@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from importlib import metadata
 
+from harness.entry_points import entry_points
 from harness.errors import VariantError
 
 ENTRY_POINT_GROUP = "architect.variants"
@@ -58,18 +58,20 @@ _lock = threading.Lock()
 
 def discover_variants() -> dict[str, VariantSpec]:
     """Every installed variant, by name. A broken registration raises: variants are few and in-tree."""
+    from harness.executor_api import load_ref
+
     global _discovered
     with _lock:
         if _discovered is None:
             found = {}
-            for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-                spec = ep.load()
+            for name, ref in entry_points(ENTRY_POINT_GROUP):
+                spec = load_ref(ref)
                 problems = spec.problems() if isinstance(spec, VariantSpec) else ["not a VariantSpec"]
-                if isinstance(spec, VariantSpec) and spec.name != ep.name:
-                    problems.append(f"entry point {ep.name!r} names a spec called {spec.name!r}")
+                if isinstance(spec, VariantSpec) and spec.name != name:
+                    problems.append(f"entry point {name!r} names a spec called {spec.name!r}")
                 if problems:
-                    raise VariantError(f"variant plug-in {ep.value}: " + "; ".join(problems))
-                found[ep.name] = spec
+                    raise VariantError(f"variant plug-in {ref}: " + "; ".join(problems))
+                found[name] = spec
             _discovered = found
         return dict(_discovered)
 

@@ -26,4 +26,5 @@ EXECUTOR = ExecutorSpec(
     optional_dependencies=("openpi_client",),
     oracle="executors.babyai.oracle:oracle",
     state_renderer="executors.babyai.render:render_state",
+    worker_preload=("executors.babyai.envs",),
 )

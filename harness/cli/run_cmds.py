@@ -7,7 +7,6 @@ import io
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from harness.cli.backend_options import backend_options, evaluation_setting
 from harness.cli.output import UserError, emit
@@ -15,6 +14,8 @@ from harness.cli.run_options import JSON_OPTION, RUNS_DIR_OPTION, handled as _ha
 
 
 def _render(renderable) -> str:
+    from rich.console import Console
+
     buffer = io.StringIO()
     Console(file=buffer, width=160, force_terminal=False).print(renderable)
     return buffer.getvalue().rstrip("\n")

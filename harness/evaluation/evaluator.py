@@ -68,7 +68,8 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
                         or (ex.profile.get("budgets") or {}).get("wall_seconds") or DEFAULT_WALL_SECONDS)
     config = PoolConfig(workers=plan.workers, threads=plan.threads, in_flight=plan.in_flight,
                         task_timeout=wall_budget + hang_grace_seconds(wall_budget),
-                        startup_timeout=float(os.environ.get("ARCHITECT_WORKER_STARTUP_SECONDS") or 180))
+                        startup_timeout=float(os.environ.get("ARCHITECT_WORKER_STARTUP_SECONDS") or 180),
+                        preload=ex.spec.worker_modules)
     factory, factory_args = _episode_factory(cand, oracle, probes, runs_on.client_concurrency(model_concurrency, plan))
     label = f"{'oracle' if oracle else cand.graph.get('name', 'candidate')} · {tier}"
     _run_pending(tasks, records, cache, runs_on, factory, factory_args, config, label, len(specs), progress)

@@ -1,7 +1,7 @@
 """The supervisor: worker processes fed from one dynamic queue, with kill/replace.
 
-`run_pool` keeps up to `workers` processes (multiprocessing, spawn context),
-each with `threads` runner threads, and hands the next pending task to whichever
+`run_pool` keeps up to `workers` processes (multiprocessing, forked from a
+forkserver that has the worker's modules loaded: `worker_context`), each with `threads` runner threads, and hands the next pending task to whichever
 worker has a free thread, so no worker waits for the slowest one. It knows at
 every moment which task runs in which worker, so when a worker dies (its
 sentinel fires) or a task overruns `task_timeout`, the worker is killed and
@@ -43,6 +43,29 @@ def _single_threaded_native_libs():
             os.environ.pop(name, None)
 
 
+# What every worker imports before its first episode, whatever the executor.
+WORKER_MODULES = ("harness.evaluation.worker", "harness.evaluation.runners", "harness.canvas.runtime",
+                  "harness.canvas.registry", "harness.canvas.episode_log", "fastjsonschema")
+
+
+def worker_context(preload: tuple[str, ...] = ()):
+    """The multiprocessing context workers start from. A spawned worker imports
+    the harness and the simulator's runtime anew (most of a second for
+    minigrid), which would dominate a short evaluation; so workers fork from a
+    forkserver, a single-threaded process that imported WORKER_MODULES and
+    `preload` (the executor's `worker_preload` and node modules) once. The
+    forkserver starts with this process's first worker and keeps the preload
+    list it started with: a later evaluation of another executor imports that
+    executor's modules in each worker. Workers take the parent's current
+    environment from their start arguments (`worker_main`), not the
+    forkserver's. Where fork is unavailable: spawn."""
+    if "forkserver" not in mp.get_all_start_methods():
+        return mp.get_context("spawn")
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(list(dict.fromkeys(WORKER_MODULES + tuple(preload))))
+    return ctx
+
+
 @dataclass
 class PoolConfig:
     workers: int
@@ -52,6 +75,7 @@ class PoolConfig:
     startup_timeout: float = 180.0
     max_attempts: int = 2
     max_startup_failures: int = 3
+    preload: tuple[str, ...] = ()  # modules the forkserver imports for the workers (worker_context)
 
 
 @dataclass
@@ -135,7 +159,7 @@ class _Supervisor(RetryBookkeeping):
         self.factory_args = factory_args
         self.cfg = config
         self.on_outcome = on_outcome
-        self.ctx = mp.get_context("spawn")
+        self.ctx = worker_context(config.preload)
         self.workers: dict[int, _Worker] = {}
         self.outcomes: dict[int, Outcome] = {}
         self.attempts = collections.Counter()
@@ -163,13 +187,14 @@ class _Supervisor(RetryBookkeeping):
         result_r, result_w = self.ctx.Pipe(duplex=False)
         wid = self.next_wid
         self.next_wid += 1
-        proc = self.ctx.Process(
-            target=worker_main,
-            args=(wid, self.factory_ref, self.factory_args, self.cfg.threads, task_r, result_w),
-            name=f"architect-eval-worker-{wid}",
-            daemon=False,  # nodes may start processes of their own (sandboxes); we kill workers ourselves
-        )
         with _single_threaded_native_libs():
+            proc = self.ctx.Process(
+                target=worker_main,
+                args=(wid, self.factory_ref, self.factory_args, self.cfg.threads, task_r, result_w,
+                      dict(os.environ)),
+                name=f"architect-eval-worker-{wid}",
+                daemon=False,  # nodes may start processes of their own (sandboxes); we kill workers ourselves
+            )
             proc.start()
         # Drop our copies of the child's ends so EOF shows when the child dies.
         task_r.close()

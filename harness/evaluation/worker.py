@@ -26,7 +26,13 @@ def resolve(ref: str) -> Callable[..., Any]:
     return getattr(importlib.import_module(module), attr)
 
 
-def worker_main(worker_id: int, factory_ref: str, factory_args: dict, threads: int, task_conn, result_conn) -> None:
+def worker_main(worker_id: int, factory_ref: str, factory_args: dict, threads: int, task_conn, result_conn,
+                environ: dict | None = None) -> None:
+    """`environ`: the parent's environment when it started this worker (a
+    worker forked from a forkserver would otherwise have the forkserver's)."""
+    if environ is not None:
+        os.environ.clear()
+        os.environ.update(environ)
     _stdout_to_stderr()
     send_lock = threading.Lock()
 
