@@ -101,25 +101,39 @@ _DRAFT2020_ONLY = ("prefixItems", "unevaluatedProperties", "unevaluatedItems", "
                    "dependentSchemas", "dependentRequired", "$anchor")
 
 
-def compile_fast(schema: dict[str, Any]):
-    """A fast validity test `f(obj) -> bool` for a self-contained schema.
+def compile_fast(schema: dict[str, Any], handlers: dict | None = None, fallback=None):
+    """A fast validity test `f(obj) -> bool` for a schema.
 
     fastjsonschema compiles the schema to Python code (~20x faster than
     jsonschema); it implements draft-07, so schemas using 2020-12-only keywords
-    or external `$ref`s fall back to jsonschema. Only for the yes/no answer:
-    error reports always come from jsonschema.
+    fall back to `fallback` (default: jsonschema on the schema alone), and so do
+    `$ref`s into other documents unless `handlers` fetch them. Only for the
+    yes/no answer: error reports always come from jsonschema.
     """
+    slow = fallback or finite_draft202012()(schema).is_valid
     text = json.dumps(schema)
-    if any(f'"{kw}"' in text for kw in _DRAFT2020_ONLY) or '"$ref": "http' in text or ".json#" in text:
-        return finite_draft202012()(schema).is_valid
+    external = '"$ref": "http' in text or _EXTERNAL_REF.search(text)
+    if any(f'"{kw}"' in text for kw in _DRAFT2020_ONLY) or (external and handlers is None):
+        return slow
     draft7 = copy.deepcopy({k: v for k, v in schema.items() if k != "$schema"})  # compile rewrites $refs in place
     draft7["$schema"] = "http://json-schema.org/draft-07/schema#"
     try:
-        compiled = _compile_cached(draft7)
+        compiled = _compile_cached(draft7, handlers)
     except Exception:  # a construct fastjsonschema cannot compile: use jsonschema
-        return finite_draft202012()(schema).is_valid
+        return slow
 
     return _predicate(compiled)
+
+
+_EXTERNAL_REF = re.compile(r'"\$ref": "([^"#]+\.json)[#"]')
+
+
+def _from_folder(uri: str) -> dict:
+    """fastjsonschema's handler for a `$ref` to another schema in schemas/ (by file name)."""
+    return copy.deepcopy(load_schema(uri.rsplit("/", 1)[-1].split("#", 1)[0]))
+
+
+_FOLDER_HANDLERS = {"": _from_folder, "http": _from_folder, "https": _from_folder}
 
 
 def compiled_schema_dir() -> Path:
@@ -139,9 +153,14 @@ def _compile_cached(definition: dict, handlers: dict | None = None):
     failure to read or write the folder falls back to compiling in memory."""
     import fastjsonschema
 
-    referenced = {}
-    for ref in re.findall(r'"\$ref": "([^"#]+\.json)#', json.dumps(definition)):
-        referenced[ref] = load_schema(ref.rsplit("/", 1)[-1])
+    referenced: dict[str, Any] = {}
+    pending = [definition]
+    while pending:  # the documents it refers to, and those they refer to
+        for ref in _EXTERNAL_REF.findall(json.dumps(pending.pop())):
+            name = ref.rsplit("/", 1)[-1]
+            if name not in referenced:
+                referenced[name] = load_schema(name)
+                pending.append(referenced[name])
     text = json.dumps([definition, referenced, fastjsonschema.VERSION, sys.version], sort_keys=True)
     path = compiled_schema_dir() / f"schema_{hashlib.sha256(text.encode()).hexdigest()[:24]}.bin"
     try:
@@ -166,9 +185,15 @@ def _compile_cached(definition: dict, handlers: dict | None = None):
 
 @lru_cache(maxsize=None)
 def fast_is_valid(name: str):
-    """`compile_fast` for a schema in schemas/ (cached)."""
+    """`compile_fast` for a schema in schemas/, its `$ref`s to the others
+    resolved from the folder (cached). Agrees with `validator(name).is_valid`
+    on every document of finite numbers (tests/artifacts/test_schemas_fast.py)."""
+
+    def slow(obj) -> bool:
+        return validator(name).is_valid(obj)
+
     with _lock:
-        return compile_fast(load_schema(name))
+        return compile_fast(load_schema(name), _FOLDER_HANDLERS, slow)
 
 
 @lru_cache(maxsize=None)
@@ -181,16 +206,13 @@ def fast_subschema_is_valid(name: str, pointer: str):
     root = copy.deepcopy({"$schema": "http://json-schema.org/draft-07/schema#", "$ref": "#" + pointer,
                           **{k: v for k, v in schema.items() if k in ("$id", "$defs")}})  # compile rewrites $refs
     text = json.dumps(root)
-    referenced = {ref.split("#", 1)[0] for ref in re.findall(r'"\$ref": "([^"#]+\.json)#', text)}
+    referenced = {ref.split("#", 1)[0] for ref in _EXTERNAL_REF.findall(text)}
     text += "".join(json.dumps(load_schema(f)) for f in referenced)
     if any(f'"{kw}"' in text for kw in _DRAFT2020_ONLY):
         return subschema_validator(name, pointer).is_valid
 
-    def from_folder(uri: str):
-        return copy.deepcopy(load_schema(uri.rsplit("/", 1)[-1].split("#", 1)[0]))
-
     with _lock:
-        compiled = _compile_cached(root, {"https": from_folder, "http": from_folder})
+        compiled = _compile_cached(root, _FOLDER_HANDLERS)
 
     return _predicate(compiled)
 

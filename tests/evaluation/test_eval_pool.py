@@ -92,3 +92,17 @@ def test_workers_that_never_start_end_the_run_with_infra_failures():
                         _config(workers=1, startup_timeout=1.0, max_startup_failures=2))
     assert all(o.record is None and "did not start" in o.infra_error for o in outcomes.values())
     assert time.time() - t0 < 30
+
+
+def test_workers_fork_from_a_preloaded_forkserver_yet_see_the_current_environment(monkeypatch):
+    """Workers start from the forkserver (which imported `preload` once), but the
+    environment they run in is the parent's at their start, not the forkserver's."""
+    from harness.evaluation.pool import worker_context
+
+    config = _config(preload=("eval_fake_runners",))
+    assert worker_context(config.preload).get_start_method() == "forkserver"
+    first = run_pool(_tasks([{"seed": 0}]), FACTORY, {}, config)
+    monkeypatch.setenv("ARCHITECT_TEST_PROBE", "set after the forkserver started")
+    later = run_pool(_tasks([{"seed": 0}, {"seed": 2}]), FACTORY, {}, config)
+    assert first[0].record["metrics"]["probe_env"] is None
+    assert {o.record["metrics"]["probe_env"] for o in later.values()} == {"set after the forkserver started"}

@@ -84,3 +84,31 @@ def test_init_takes_a_seed_name_and_replays_its_cassette(tmp_path, monkeypatch):
     assert (run / "iterations" / "0" / "candidate" / "skill.md").is_file()
     log = subprocess.run(["git", "log", "--format=%s"], cwd=run, capture_output=True, text=True, check=True).stdout
     assert log.strip() == "iteration 0: seed candidate"
+
+
+def test_the_remembered_entry_points_follow_installs_and_edits(tmp_path):
+    """Entry points are kept between processes (harness.entry_points): a
+    distribution added, its entry_points.txt edited, or a damaged cache file are
+    all seen by the next command."""
+    cache = tmp_path / "cache"
+    env_path = tmp_path / "site"
+
+    def names(extra=None) -> list[str]:
+        env = dict(os.environ, ARCHITECT_CACHE_DIR=str(cache))
+        if extra is not None:
+            env["PYTHONPATH"] = str(extra)
+        code = ("import json; from harness.executor_api import discover_executors, discovery_errors; "
+                "print(json.dumps([sorted(discover_executors()), sorted(discovery_errors())]))")
+        out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                             timeout=120, check=True)
+        return json.loads(out.stdout)
+
+    before = names()
+    assert "toyline" not in before[0] and (cache / "entry-points.json").is_file()
+    site = install_toy_executor(env_path)
+    assert "toyline" in names(site)[0]  # a new sys.path entry
+    (site / "toyline-0.1.dist-info" / "entry_points.txt").write_text(
+        "[architect.executors]\ntoyline = toyline:NOT_THERE\n")
+    assert names(site)[1] == ["toyline"]  # an edited entry_points.txt: now broken, and said so
+    (cache / "entry-points.json").write_text("{not json")
+    assert names() == before  # a damaged cache is read again from the installed metadata
