@@ -61,7 +61,26 @@ def whole_process(argv: list[str], runs: int, env: dict | None = None) -> tuple[
 
 def _process_row(metric: str, measured: tuple[float, float], target: float | None) -> dict:
     wall, cpu = measured
-    return {"metric": metric, "value": wall, "unit": "s", "target": target, "note": f"cpu {cpu:.3f} s"}
+    return {"metric": metric, "value": wall, "unit": "s", "target": target,
+            "note": f"cpu {cpu:.3f} s; {bytecode_state()}"}
+
+
+def bytecode_state() -> str:
+    """Whether the harness's and executors' modules have current bytecode: without it
+    every command compiles them (an editable install writes none, and neither does
+    Python where PYTHONDONTWRITEBYTECODE is set)."""
+    import importlib.util
+
+    sources = [p for folder in ("harness", "executors") for p in (ROOT / folder).rglob("*.py")]
+    missing = 0
+    for source in sources:
+        cached = Path(importlib.util.cache_from_source(str(source)))
+        missing += not cached.is_file() or cached.stat().st_mtime < source.stat().st_mtime
+    if not missing:
+        return "bytecode of harness/ and executors/ current"
+    return (f"{missing} of {len(sources)} modules of harness/ and executors/ without current bytecode "
+            f"(PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}): each command compiles "
+            "those it imports; `python -m compileall -q harness executors` (in the README install) writes it")
 
 
 def _make_run(tmp: Path) -> tuple[str, dict]:

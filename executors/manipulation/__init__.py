@@ -24,4 +24,5 @@ EXECUTOR = ExecutorSpec(
            "vla": "seeds/vla", "vla-llm": "seeds/vla-llm"},
     tier_expander="executors.babyai.tiers:expand_tier",  # the same (level, seed) blocks and per-level caps
     optional_dependencies=("robosuite", "mujoco", "openpi_client"),
+    worker_preload=("executors.manipulation.preload",),
 )

@@ -26,7 +26,7 @@ class SimulatorUnavailable(RuntimeError):
     """robosuite (or its pinned mujoco) is not installed."""
 
 
-def _import_robosuite():
+def import_robosuite():
     """robosuite, imported quietly: its console log handler binds the stderr of import
     time, so its start-up and per-environment warnings (no private macro file, optional
     robot models, unused controller parts) go to a discarded buffer instead, and its
@@ -52,7 +52,7 @@ def make_env(task: str, cameras: tuple[str, ...] = (), camera_size: int = 128):
     key = (task, tuple(cameras), camera_size)
     with _lock:
         if key not in _cache:
-            robosuite, controller_config = _import_robosuite()
+            robosuite, controller_config = import_robosuite()
             render = bool(cameras)
             _cache[key] = robosuite.make(
                 task, robots="Panda", controller_configs=controller_config(controller="BASIC", robot="Panda"),

@@ -24,6 +24,7 @@ EXECUTOR = ExecutorSpec(
     optional_dependencies=("MatterSim",),
     oracle="executors.mapgpt.oracle:oracle",
     provenance="executors.mapgpt:provenance",
+    worker_preload=("executors.mapgpt.sim",),
 )
 
 
