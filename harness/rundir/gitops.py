@@ -95,12 +95,20 @@ def head_iteration(root: Path) -> int | None:
     return int(value) if value.isdigit() else None
 
 
+_iterations_at: dict[tuple[str, str], list[int]] = {}  # (root, HEAD commit) -> its history's iterations
+
+
 def committed_iterations(root: Path) -> list[int]:
-    """Iteration numbers of all commits, oldest first."""
-    if head(root) is None:
+    """Iteration numbers of all commits, oldest first. A commit names its whole
+    history, so the answer is remembered per HEAD commit for this process."""
+    commit = head(root)
+    if commit is None:
         return []
-    out = git(root, "log", "--reverse", f"--format=%(trailers:key={TRAILER},valueonly)%x00")
-    return [int(v.strip()) for v in out.split("\x00") if v.strip().isdigit()]
+    key = (str(Path(root).resolve()), commit)
+    if key not in _iterations_at:
+        out = git(root, "log", "--reverse", f"--format=%(trailers:key={TRAILER},valueonly)%x00")
+        _iterations_at[key] = [int(v.strip()) for v in out.split("\x00") if v.strip().isdigit()]
+    return list(_iterations_at[key])
 
 
 def settle(root: Path, wait_seconds: float | None = None) -> None:
