@@ -1,19 +1,37 @@
 """The canvas: typed node graphs that are validated, patched, hashed and run.
 
     from harness.canvas import GraphRunner, load_graph, validate_graph, apply_patch, diff_graphs, graph_hash, EpisodeLog
+
+The names below are imported from their modules on first use: a command that
+only loads and validates a graph does not import the runtime, the patcher or
+the log (`architect validate` starts faster).
 """
 
-from harness.canvas.episode_log import EpisodeLog
-from harness.canvas.graph import CompositeError, GraphLoadError, flatten, load_graph
-from harness.canvas.hashing import candidate_hash, graph_hash
-from harness.canvas.patch import PatchError, apply_patch, diff_graphs
-from harness.canvas.registry import Context, Node, SimulatorNode, default_registry, for_graph, node_type
-from harness.canvas.runtime import GraphError, GraphRunner
-from harness.canvas.types import compatible
-from harness.canvas.validate import Problem, validate_graph
+from importlib import import_module
 
-__all__ = [
-    "CompositeError", "Context", "EpisodeLog", "GraphError", "GraphLoadError", "GraphRunner", "Node", "PatchError",
-    "Problem", "SimulatorNode", "apply_patch", "candidate_hash", "compatible", "default_registry", "diff_graphs",
-    "flatten", "for_graph", "graph_hash", "load_graph", "node_type", "validate_graph",
-]
+_HOMES = {
+    "EpisodeLog": "episode_log",
+    "CompositeError": "graph", "GraphLoadError": "graph", "flatten": "graph", "load_graph": "graph",
+    "candidate_hash": "hashing", "graph_hash": "hashing",
+    "PatchError": "patch", "apply_patch": "patch", "diff_graphs": "patch",
+    "Context": "registry", "Node": "registry", "SimulatorNode": "registry", "default_registry": "registry",
+    "for_graph": "registry", "node_type": "registry",
+    "GraphError": "runtime", "GraphRunner": "runtime",
+    "compatible": "types",
+    "Problem": "validate", "validate_graph": "validate",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'harness.canvas' has no attribute {name!r}")
+    value = getattr(import_module(f"harness.canvas.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_HOMES))
