@@ -110,17 +110,19 @@ def compile_fast(schema: dict[str, Any], handlers: dict | None = None, fallback=
     `$ref`s into other documents unless `handlers` fetch them. Only for the
     yes/no answer: error reports always come from jsonschema.
     """
-    slow = fallback or finite_draft202012()(schema).is_valid
+    def slow():
+        return fallback or finite_draft202012()(schema).is_valid
+
     text = json.dumps(schema)
     external = '"$ref": "http' in text or _EXTERNAL_REF.search(text)
     if any(f'"{kw}"' in text for kw in _DRAFT2020_ONLY) or (external and handlers is None):
-        return slow
+        return slow()
     draft7 = copy.deepcopy({k: v for k, v in schema.items() if k != "$schema"})  # compile rewrites $refs in place
     draft7["$schema"] = "http://json-schema.org/draft-07/schema#"
     try:
         compiled = _compile_cached(draft7, handlers)
     except Exception:  # a construct fastjsonschema cannot compile: use jsonschema
-        return slow
+        return slow()
 
     return _predicate(compiled)
 
