@@ -94,9 +94,9 @@ def measure_nodes(firings: int) -> dict:
     """Per-firing µs, unrestricted and restricted: the seed's ViewText (`firings`
     firings, median of 5 runs) and the pass-through Tiny (10 x `firings`)."""
     observations = _observations()
-    out = {"firings": firings,
-           "viewtext": (_per_firing(_unrestricted(SEED / "nodeset" / "view_text.py", "ViewText"), observations, firings),
-                        _per_firing(_restricted(SEED, "ViewText"), observations, firings))}
+    view_text = _unrestricted(SEED / "nodeset" / "view_text.py", "ViewText")
+    out = {"firings": firings, "viewtext": (_per_firing(view_text, observations, firings),
+                                            _per_firing(_restricted(SEED, "ViewText"), observations, firings))}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "nodeset").mkdir()
