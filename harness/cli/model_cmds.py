@@ -6,9 +6,6 @@ from pathlib import Path
 
 import click
 
-# Importing harness.models registers the llm.* node types, so every CLI command
-# (validate, check, evaluate) resolves graphs that use them.
-import harness.models  # noqa: F401
 from harness.cli.output import UserError, emit, fail
 
 

@@ -39,3 +39,13 @@ def test_validate_imports_only_its_own_area():
                   "harness.evaluation", "harness.canvas.runtime", "jsonpatch", "jsonschema", "importlib.metadata",
                   "numpy.core", "minigrid.core", "rich"):  # (a lazily imported module is only named)
         assert other not in modules, other
+
+
+def test_help_lists_every_command_without_importing_what_they_run():
+    code = ("import sys, json\nfrom harness.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n"
+            "    pass\nprint(json.dumps(sorted(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    listing, modules = out.rsplit("\n", 2)[0], set(json.loads(out.strip().splitlines()[-1]))
+    assert all(f"  {name} " in listing or f"  {name}\n" in listing for name in COMMANDS)
+    for heavy in ("harness.models", "harness.evaluation", "harness.canvas.runtime", "jsonschema", "numpy.core", "rich"):
+        assert heavy not in modules, heavy
