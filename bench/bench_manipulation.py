@@ -7,14 +7,20 @@ Prints:
   fresh process, with numba's on-disk cache cold (an empty NUMBA_CACHE_DIR) and warm;
 - simulator steps/s without rendering (Lift, one process, after warm-up);
 - the voxposer-scripted seed: episodes/s and SR on its smoke tier in one process;
+- the evaluation's forkserver start (it imports robosuite once, from the
+  executor's worker_preload; the first evaluation of a process pays it);
 - evaluate() with 1 and 2 worker processes on the first N search episodes
-  (no result cache), episodes/s and the speed-up (goal: >= 1.7x on 2 cores).
+  (no result cache), both forking from the already started forkserver,
+  episodes/s and the speed-up (goal: >= 1.7x on 2 cores).
 The machine's load average is printed with the figures: other jobs skew them.
+`rows(full)` gives the same figures to bench/run_all.py (reduced: no cold
+first start, 6 search episodes).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -24,6 +30,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this checkout's harness, not an installed one
 SEED = ROOT / "executors" / "manipulation" / "seeds" / "voxposer-scripted"
 FIRST_START = """
 import time, numpy as np
@@ -50,7 +57,15 @@ def first_start(cold: bool) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def steps_per_second(steps: int) -> float:
+def missing() -> str | None:
+    """What to install when robosuite or mujoco is absent, else None."""
+    if all(importlib.util.find_spec(m) for m in ("robosuite", "mujoco")):
+        return None
+    return "robosuite or mujoco not installed: pip install -e '.[manipulation]'"
+
+
+def steps_per_second(steps: int) -> tuple[float, float]:
+    """(simulator steps per wall second, per CPU second of this process)."""
     import numpy as np
 
     from executors.manipulation import envs
@@ -59,10 +74,26 @@ def steps_per_second(steps: int) -> float:
     envs.reset_env(env, 0)
     rng = np.random.default_rng(0)
     env.step(np.zeros(7))
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(steps):
         env.step(rng.uniform(-0.3, 0.3, 7))
-    return steps / (time.perf_counter() - start)
+    return steps / (time.perf_counter() - start), steps / (time.process_time() - cpu)
+
+
+def start_forkserver() -> float:
+    """Start the evaluation's forkserver the way evaluate() does (the pool's
+    worker_context with the executor's worker modules: robosuite imported once),
+    timed until a first process forked from it has run. Later evaluations in
+    this process fork their workers from it."""
+    from executors import load_executor
+    from harness.evaluation.pool import worker_context
+
+    ctx = worker_context(load_executor("manipulation").spec.worker_modules)
+    start = time.perf_counter()
+    proc = ctx.Process(target=time.sleep, args=(0,))
+    proc.start()  # returns once the forkserver has preloaded and forked
+    proc.join()
+    return time.perf_counter() - start
 
 
 def scripted_smoke() -> tuple[int, float, float]:
@@ -78,12 +109,63 @@ def scripted_smoke() -> tuple[int, float, float]:
     return len(results), elapsed, sum(r["success"] for r in results) / len(results)
 
 
-def pooled(workers: int, episodes: int) -> tuple[float, float]:
+def pooled(workers: int, episodes: int) -> dict:
+    """evaluate() on the first search episodes: wall s, SR, the sum of the episodes'
+    own wall seconds, and the per-episode (id, success, steps)."""
     from harness.evaluation import evaluate
 
     start = time.perf_counter()
     metrics = evaluate(SEED, "search", episodes=episodes, workers=workers, use_cache=False, progress=False)
-    return time.perf_counter() - start, metrics["primary"]["mean"]
+    return {"wall": time.perf_counter() - start, "sr": metrics["primary"]["mean"],
+            "episode_sum": sum(r["wall_seconds"] for r in metrics["episodes"]),
+            "episodes": [(r["episode_id"], r["success"], r["steps"]) for r in metrics["episodes"]]}
+
+
+def rows(full: bool) -> list[dict]:
+    """Rows for bench/run_all.py. full: the sizes above (cold and warm first start,
+    200 steps, 8 search episodes); reduced: no cold first start, 200 steps, 6 episodes."""
+    steps, episodes = 200, 8 if full else 6
+    why = missing()
+    if why:
+        return [{"metric": m, "value": None, "note": why} for m in (
+            "first start (import robosuite, first env, first step), numba cache warm",
+            f"simulator steps/s, Lift, no rendering, {steps} steps",
+            f"evaluate {episodes} search episodes: speed-up 2 vs 1 workers")]
+    out = []
+    if full:
+        out.append({"metric": "first start (import robosuite, first env, first step), numba cache cold",
+                    "value": first_start(True), "unit": "s", "target": None,
+                    "note": f"fresh process, empty NUMBA_CACHE_DIR; {load()}"})
+    out.append({"metric": "first start (import robosuite, first env, first step), numba cache warm",
+                "value": first_start(False), "unit": "s", "target": None,
+                "note": f"fresh process; {load()}" + ("" if full else "; the cold-numba first start (an empty "
+                                                       "NUMBA_CACHE_DIR, ~80 s) is skipped at reduced size: --full")})
+    rate, cpu_rate = steps_per_second(steps)
+    out.append({"metric": f"simulator steps/s, Lift, no rendering, {steps} steps", "value": rate, "unit": "steps/s",
+                "target": None, "better": "higher", "note": f"{cpu_rate:.1f} steps per CPU second; {load()}"})
+    n, seconds, sr = scripted_smoke()
+    out.append({"metric": f"voxposer-scripted smoke tier, {n} episodes, 1 process", "value": n / seconds,
+                "unit": "ep/s", "target": None, "better": "higher", "note": f"SR {sr:.2f}; {load()}"})
+    fork_s = start_forkserver()
+    out.append({"metric": "evaluation forkserver start (robosuite preloaded)", "value": fork_s, "unit": "s",
+                "target": None, "note": "paid once per process by its first evaluation (workers fork from it); "
+                                        f"started before the 1- and 2-worker runs below; {load()}"})
+    one = pooled(1, episodes)
+    load1 = load()
+    two = pooled(2, episodes)
+    for w, r, at in ((1, one, load1), (2, two, load())):
+        out.append({"metric": f"evaluate {episodes} search episodes, {w} worker{'s' if w > 1 else ''}",
+                    "value": r["wall"], "unit": "s", "target": None,
+                    "note": f"{episodes / r['wall']:.3f} ep/s, SR {r['sr']:.2f}, episodes' own seconds summed "
+                            f"{r['episode_sum']:.1f}; {at}"})
+    out.append({"metric": f"speed-up 2 vs 1 workers, {episodes} search episodes", "value": one["wall"] / two["wall"],
+                "unit": "x", "target": 1.7, "better": "higher",
+                "note": "cache off, both forking from the started forkserver; each worker builds its own env in its "
+                        f"first episode; identical per-episode results: {one['episodes'] == two['episodes']}; "
+                        "episodes' seconds summed grow with 2 workers when the cores are not free (load)"
+                        + ("" if full else "; 6 episodes (3 per worker) instead of 8: uneven episode lengths make "
+                                           "the ratio noisier") + f"; {load()}"})
+    return out
 
 
 def main() -> None:
@@ -97,15 +179,22 @@ def main() -> None:
     if not args.skip_cold:
         print(f"first start, numba cache cold: {first_start(True):.1f} s   ({load()})")
     print(f"first start, numba cache warm: {first_start(False):.1f} s   ({load()})")
-    print(f"simulator, no rendering: {steps_per_second(args.steps):.1f} steps/s over {args.steps} steps   ({load()})")
+    rate, cpu_rate = steps_per_second(args.steps)
+    print(f"simulator, no rendering: {rate:.1f} steps/s over {args.steps} steps ({cpu_rate:.1f} per CPU second)"
+          f"   ({load()})")
     n, seconds, sr = scripted_smoke()
     print(f"voxposer-scripted smoke, 1 process: {n} episodes in {seconds:.1f} s = {n / seconds:.3f} episodes/s, "
           f"SR {sr:.2f}   ({load()})")
-    one, sr1 = pooled(1, args.episodes)
-    two, sr2 = pooled(2, args.episodes)
-    print(f"evaluate {args.episodes} search episodes: 1 worker {one:.1f} s ({args.episodes / one:.3f} ep/s, SR {sr1:.2f}); "
-          f"2 workers {two:.1f} s ({args.episodes / two:.3f} ep/s, SR {sr2:.2f}); speed-up {one / two:.2f}x "
-          f"(goal >= 1.7x)   ({load()})")
+    print(f"evaluation forkserver start (robosuite preloaded; the first evaluation of a process pays it): "
+          f"{start_forkserver():.1f} s   ({load()})")
+    one = pooled(1, args.episodes)
+    two = pooled(2, args.episodes)
+    n = args.episodes
+    print(f"evaluate {n} search episodes: 1 worker {one['wall']:.1f} s ({n / one['wall']:.3f} ep/s, SR {one['sr']:.2f}, "
+          f"episodes' seconds summed {one['episode_sum']:.1f}); 2 workers {two['wall']:.1f} s "
+          f"({n / two['wall']:.3f} ep/s, SR {two['sr']:.2f}, episodes' seconds summed {two['episode_sum']:.1f}); "
+          f"speed-up {one['wall'] / two['wall']:.2f}x (goal >= 1.7x); identical per-episode results: "
+          f"{one['episodes'] == two['episodes']}   ({load()})")
 
 
 if __name__ == "__main__":

@@ -3,21 +3,25 @@
     python bench/bench_ray.py [--episodes 100] [--latency-episodes 64] [--calls 5] [--latency 0.1]
 
 1. The BabyAI search tier (first N episodes, default all 100) of seeds/babyai,
-   cache off, per-episode logs on, 2 workers: the local pool, then Ray with 2
-   actors started for the call ("cold") and again with the same actors reused
-   ("warm"). Prints wall times and Ray's overhead per episode against the
-   local pool.
+   cache off, per-episode logs on, 2 workers: the local pool (its forkserver
+   started beforehand and timed on its own: the first evaluation of a process
+   pays it), then Ray with 2 actors started for the call ("cold") and again
+   with the same actors reused ("warm"). Prints wall times and Ray's overhead
+   per episode against the local pool.
 2. A synthetic latency-bound executor (bench/latency_runner.py: every episode
    waits on CALLS simulated model calls of LATENCY seconds) on 1, 4 and 16 Ray
    actors (0.1 CPU each), all actors started and loaded before the clock starts. Prints the
    wall time next to the ideal ceil(episodes / actors) x episode time, the
    speed-up over 1 actor and its ratio to linear (goal: 16 actors >= 0.8).
-Figures are printed side by side; nothing is asserted.
+Figures are printed side by side; nothing is asserted. `rows(full)` gives the
+same figures to bench/run_all.py (reduced: 30 BabyAI episodes, 32 latency-bound
+episodes).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 import os
 import sys
@@ -32,6 +36,22 @@ sys.path.insert(0, str(BENCH))
 
 SEED = ROOT / "executors" / "babyai" / "seeds" / "babyai"
 GOAL = 0.8
+
+
+def start_forkserver() -> float:
+    """Start the local pool's forkserver the way evaluate() does (the pool's
+    worker_context with BabyAI's worker modules), timed until a first process
+    forked from it has run; the local-pool evaluation then forks from it, as
+    every evaluation after a process's first does."""
+    from executors import load_executor
+    from harness.evaluation.pool import worker_context
+
+    ctx = worker_context(load_executor("babyai").spec.worker_modules)
+    t0 = time.perf_counter()
+    proc = ctx.Process(target=time.sleep, args=(0,))
+    proc.start()  # returns once the forkserver has preloaded and forked
+    proc.join()
+    return time.perf_counter() - t0
 
 
 def bench_babyai(n_episodes: int | None) -> list[tuple[str, float, int, float | None]]:
@@ -70,6 +90,72 @@ def bench_scaling(n_episodes: int, calls: int, latency: float) -> list[tuple[int
     return out
 
 
+def start_ray() -> float:
+    """A local Ray instance for this process (the actors import from this checkout and
+    bench/), with a fresh result-cache folder; returns the seconds it took."""
+    import ray
+
+    os.environ.setdefault("ARCHITECT_CACHE_DIR", tempfile.mkdtemp(prefix="bench-ray-cache-"))
+    t0 = time.perf_counter()
+    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False, configure_logging=False,
+             runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(BENCH), str(ROOT)])}})
+    return time.perf_counter() - t0
+
+
+def rows(full: bool) -> list[dict]:
+    """Rows for bench/run_all.py. full: all 100 BabyAI search episodes, 64 latency-bound
+    episodes; reduced: 30 and 32. 5 simulated calls of 0.1 s per latency-bound episode."""
+    n_babyai, n_latency, calls, latency = (None, 64, 5, 0.1) if full else (30, 32, 5, 0.1)
+    if importlib.util.find_spec("ray") is None:
+        why = 'Ray not installed: pip install -e ".[ray]"'
+        return [{"metric": m, "value": None, "note": why} for m in (
+            "ray vs local pool, BabyAI search tier: overhead per episode",
+            f"ray scaling, {n_latency} latency-bound episodes: 16 actors, fraction of linear speed-up")]
+    import ray
+
+    out = [{"metric": "ray local instance start", "value": start_ray(), "unit": "s", "target": None,
+            "note": f"ray {ray.__version__}, {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.2f}"}]
+    try:
+        fork_s = start_forkserver()
+        b = bench_babyai(n_babyai)
+        local_wall, n = b[0][1], b[0][2]
+        for name, wall, _, sr, _ in b:
+            out.append({"metric": f"BabyAI search tier, {n} episodes, {name}: wall", "value": wall, "unit": "s",
+                        "target": None,
+                        "note": f"SR {sr:.3f}, cache off, logs on" + (f"; forking from its forkserver, started "
+                                f"before in {fork_s:.2f} s (the first evaluation of a process pays that)"
+                                if name.startswith("local") else
+                                "; actors started for this call" if "cold" in name else "; the same actors reused")})
+        warm = b[2][1]
+        out.append({"metric": f"ray (warm actors) overhead per episode vs local pool, {n} BabyAI episodes",
+                    "value": 1000 * (warm - local_wall) / n, "unit": "ms", "target": None,
+                    "note": f"cold actors: {1000 * (b[1][1] - local_wall) / n:+.1f} ms; load {os.getloadavg()[0]:.2f}"})
+        out.append({"metric": f"per-episode results identical across backends, {n} BabyAI episodes",
+                    "value": all(r[4] == b[0][4] for r in b[1:]), "target": True})
+        scaling = bench_scaling(n_latency, calls, latency)
+        base = scaling[0][1]
+        for actors, wall, ideal, failed in scaling:
+            row = {"metric": f"ray scaling, {n_latency} latency-bound episodes ({calls} x {latency:.1f} s), "
+                             f"{actors} actor{'s' if actors > 1 else ''}: fraction of linear speed-up",
+                   "value": base / wall / actors, "unit": "", "target": None, "better": "higher",
+                   "note": f"wall {wall:.2f} s, ideal {ideal:.2f} s, infra failures {failed}; warm actors; "
+                           f"load {os.getloadavg()[0]:.2f}"}
+            if actors == 16:
+                row["target"] = GOAL
+                if not full:
+                    row["note"] += (f"; {n_latency} episodes = {math.ceil(n_latency / actors)} per actor (64 at "
+                                    "full size): dispatch overhead weighs more, the ratio is noisier")
+            if actors > 1:
+                out.append(row)
+            else:
+                out.append({**row, "metric": f"ray scaling, {n_latency} latency-bound episodes ({calls} x "
+                                             f"{latency:.1f} s), 1 actor: wall", "value": wall, "unit": "s",
+                            "better": "lower"})
+    finally:
+        ray.shutdown()
+    return out
+
+
 def print_babyai(rows) -> None:
     local_wall, n = rows[0][1], rows[0][2]
     print(f"\n1. BabyAI search tier, {n} episodes (cache off, logs on)")
@@ -92,14 +178,11 @@ def main() -> None:
 
     import ray
 
-    os.environ.setdefault("ARCHITECT_CACHE_DIR", tempfile.mkdtemp(prefix="bench-ray-cache-"))
-    t0 = time.perf_counter()
-    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False, configure_logging=False,
-             runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(BENCH), str(ROOT)])}})
-    print(f"ray {ray.__version__}: local instance started in {time.perf_counter() - t0:.1f} s "
+    print(f"ray {ray.__version__}: local instance started in {start_ray():.1f} s "
           f"({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})")
 
     if not args.skip_babyai:
+        print(f"local pool's forkserver started in {start_forkserver():.2f} s (before the local-pool run)")
         print_babyai(bench_babyai(args.episodes))
 
     episode_s = args.calls * args.latency
