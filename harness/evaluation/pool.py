@@ -1,8 +1,9 @@
 """The supervisor: worker processes fed from one dynamic queue, with kill/replace.
 
 `run_pool` keeps up to `workers` processes (multiprocessing, forked from a
-forkserver that has the worker's modules loaded: `worker_context`), each with `threads` runner threads, and hands the next pending task to whichever
-worker has a free thread, so no worker waits for the slowest one. It knows at
+forkserver that has the worker's modules loaded: `worker_context`), each with
+`threads` runner threads, and hands the next pending task to whichever worker
+has a free thread, so no worker waits for the slowest one. It knows at
 every moment which task runs in which worker, so when a worker dies (its
 sentinel fires) or a task overruns `task_timeout`, the worker is killed and
 replaced and the affected task is retried; after `max_attempts` it is recorded

@@ -44,7 +44,8 @@ def run_tier(candidate: Path, out_dir: Path, *, kind: str, tier: str, episodes: 
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
-    # Worker processes start by spawning a fresh interpreter (~1 s each): for a
+    # Starting a worker costs more than a handful of short episodes (the first
+    # worker of a process also starts the evaluation's forkserver): for a
     # handful of episodes one worker finishes sooner than several.
     workers = 1 if episodes is not None and episodes <= FEW_EPISODES else None
     evaluation = evaluation or {}

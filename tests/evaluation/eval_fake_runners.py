@@ -1,5 +1,5 @@
 """Runner factories for testing the worker pool in isolation (imported by the
-spawned worker processes through sys.path, which spawn passes on).
+worker processes through sys.path, which multiprocessing passes on).
 
 The behaviour of each episode is read from the episode dict itself, so a test
 decides which episode crashes, hangs or sleeps."""
