@@ -31,6 +31,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's harness, not an installed one
+sys.path.insert(0, str(ROOT / "bench"))
+
+from forkserver_start import start_forkserver  # noqa: E402  (after the path set-up)
+
 SEED = ROOT / "executors" / "manipulation" / "seeds" / "voxposer-scripted"
 FIRST_START = """
 import time, numpy as np
@@ -78,22 +82,6 @@ def steps_per_second(steps: int) -> tuple[float, float]:
     for _ in range(steps):
         env.step(rng.uniform(-0.3, 0.3, 7))
     return steps / (time.perf_counter() - start), steps / (time.process_time() - cpu)
-
-
-def start_forkserver() -> float:
-    """Start the evaluation's forkserver the way evaluate() does (the pool's
-    worker_context with the executor's worker modules: robosuite imported once),
-    timed until a first process forked from it has run. Later evaluations in
-    this process fork their workers from it."""
-    from executors import load_executor
-    from harness.evaluation.pool import worker_context
-
-    ctx = worker_context(load_executor("manipulation").spec.worker_modules)
-    start = time.perf_counter()
-    proc = ctx.Process(target=time.sleep, args=(0,))
-    proc.start()  # returns once the forkserver has preloaded and forked
-    proc.join()
-    return time.perf_counter() - start
 
 
 def scripted_smoke() -> tuple[int, float, float]:
@@ -146,7 +134,7 @@ def rows(full: bool) -> list[dict]:
     n, seconds, sr = scripted_smoke()
     out.append({"metric": f"voxposer-scripted smoke tier, {n} episodes, 1 process", "value": n / seconds,
                 "unit": "ep/s", "target": None, "better": "higher", "note": f"SR {sr:.2f}; {load()}"})
-    fork_s = start_forkserver()
+    fork_s = start_forkserver('manipulation')
     out.append({"metric": "evaluation forkserver start (robosuite preloaded)", "value": fork_s, "unit": "s",
                 "target": None, "note": "paid once per process by its first evaluation (workers fork from it); "
                                         f"started before the 1- and 2-worker runs below; {load()}"})
@@ -186,7 +174,7 @@ def main() -> None:
     print(f"voxposer-scripted smoke, 1 process: {n} episodes in {seconds:.1f} s = {n / seconds:.3f} episodes/s, "
           f"SR {sr:.2f}   ({load()})")
     print(f"evaluation forkserver start (robosuite preloaded; the first evaluation of a process pays it): "
-          f"{start_forkserver():.1f} s   ({load()})")
+          f"{start_forkserver('manipulation'):.1f} s   ({load()})")
     one = pooled(1, args.episodes)
     two = pooled(2, args.episodes)
     n = args.episodes

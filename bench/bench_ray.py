@@ -34,24 +34,10 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
+from forkserver_start import start_forkserver  # noqa: E402  (after the path set-up)
+
 SEED = ROOT / "executors" / "babyai" / "seeds" / "babyai"
 GOAL = 0.8
-
-
-def start_forkserver() -> float:
-    """Start the local pool's forkserver the way evaluate() does (the pool's
-    worker_context with BabyAI's worker modules), timed until a first process
-    forked from it has run; the local-pool evaluation then forks from it, as
-    every evaluation after a process's first does."""
-    from executors import load_executor
-    from harness.evaluation.pool import worker_context
-
-    ctx = worker_context(load_executor("babyai").spec.worker_modules)
-    t0 = time.perf_counter()
-    proc = ctx.Process(target=time.sleep, args=(0,))
-    proc.start()  # returns once the forkserver has preloaded and forked
-    proc.join()
-    return time.perf_counter() - t0
 
 
 def bench_babyai(n_episodes: int | None) -> list[tuple[str, float, int, float | None]]:
@@ -116,7 +102,7 @@ def rows(full: bool) -> list[dict]:
     out = [{"metric": "ray local instance start", "value": start_ray(), "unit": "s", "target": None,
             "note": f"ray {ray.__version__}, {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.2f}"}]
     try:
-        fork_s = start_forkserver()
+        fork_s = start_forkserver('babyai')
         b = bench_babyai(n_babyai)
         local_wall, n = b[0][1], b[0][2]
         for name, wall, _, sr, _ in b:
@@ -182,7 +168,7 @@ def main() -> None:
           f"({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})")
 
     if not args.skip_babyai:
-        print(f"local pool's forkserver started in {start_forkserver():.2f} s (before the local-pool run)")
+        print(f"local pool's forkserver started in {start_forkserver('babyai'):.2f} s (before the local-pool run)")
         print_babyai(bench_babyai(args.episodes))
 
     episode_s = args.calls * args.latency

@@ -17,6 +17,7 @@ import collections
 import contextlib
 import multiprocessing as mp
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
@@ -31,17 +32,34 @@ _THREAD_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 @contextlib.contextmanager
-def _single_threaded_native_libs():
-    """Children inherit the environment at start: set the thread caps the user
-    has not set, for the duration of the start only."""
-    added = [name for name in _THREAD_ENV if name not in os.environ]
-    for name in added:
-        os.environ[name] = "1"
+def _environment(**values: str):
+    """`values` set in os.environ for the duration of the block (then restored)."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
     try:
         yield
     finally:
-        for name in added:
-            os.environ.pop(name, None)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _single_threaded_native_libs():
+    """Children inherit the environment at start: the thread caps the user has not set."""
+    return _environment(**{name: "1" for name in _THREAD_ENV if name not in os.environ})
+
+
+def _forkserver_sys_path():
+    """The forkserver (started with the first worker) inherits the environment too.
+    Python 3.11's forkserver imports its preload list without applying the sys.path
+    it is handed, so it would find those modules wherever its own sys.path leads
+    (the current folder first, or another checkout's editable install) while the
+    workers run this process's: give it this process's sys.path as PYTHONPATH, with
+    PYTHONSAFEPATH so that nothing is put before it."""
+    entries = [os.path.abspath(entry or os.curdir) for entry in sys.path if os.pathsep not in entry]
+    return _environment(PYTHONPATH=os.pathsep.join(entries), PYTHONSAFEPATH="1")
 
 
 # What every worker imports before its first episode, whatever the executor.
@@ -62,8 +80,12 @@ def worker_context(preload: tuple[str, ...] = ()):
     forkserver's. Where fork is unavailable: spawn."""
     if "forkserver" not in mp.get_all_start_methods():
         return mp.get_context("spawn")
+    from multiprocessing import forkserver
+
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload(list(dict.fromkeys(WORKER_MODULES + tuple(preload))))
+    with _single_threaded_native_libs(), _forkserver_sys_path():
+        forkserver.ensure_running()
     return ctx
 
 

@@ -106,3 +106,34 @@ def test_workers_fork_from_a_preloaded_forkserver_yet_see_the_current_environmen
     later = run_pool(_tasks([{"seed": 0}, {"seed": 2}]), FACTORY, {}, config)
     assert first[0].record["metrics"]["probe_env"] is None
     assert {o.record["metrics"]["probe_env"] for o in later.values()} == {"set after the forkserver started"}
+
+
+def test_the_forkserver_preloads_modules_from_the_parents_sys_path(tmp_path):
+    """A module the parent finds through its own sys.path is the one the
+    forkserver preloads and the workers run, even when another module of that
+    name sits in the current folder (where Python 3.11's forkserver would look first)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    runner = ("WHERE = {where!r}\n\nclass Runner:\n    def run(self, episode, log_path):\n"
+              "        return {{'where': WHERE}}\n\n    def close(self):\n        pass\n")
+    for where in ("intended", "shadow"):
+        (tmp_path / where).mkdir()
+        (tmp_path / where / "probe_preload.py").write_text(runner.format(where=where))
+    script = tmp_path / "main.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(tmp_path / 'intended')!r})\n"
+        "from harness.evaluation.pool import PoolConfig, run_pool\n"
+        "if __name__ == '__main__':\n"
+        "    out = run_pool([{'index': 0, 'episode': {'episode_id': 'e'}, 'log_path': None}], 'probe_preload:Runner',\n"
+        "                   {}, PoolConfig(workers=1, threads=1, in_flight=1, task_timeout=60, preload=('probe_preload',)))\n"
+        "    print(out[0].record['where'])\n")
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path / "shadow", env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "intended"
