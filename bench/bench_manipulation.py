@@ -99,14 +99,15 @@ def scripted_smoke() -> tuple[int, float, float]:
 
 def pooled(workers: int, episodes: int) -> dict:
     """evaluate() on the first search episodes: wall s, SR, the sum of the episodes'
-    own wall seconds, and the per-episode (id, success, steps)."""
+    own wall seconds, and the per-episode (id, success, steps, reward): the float reward
+    shows a difference in the scene or the trajectory that leaves the step count alone."""
     from harness.evaluation import evaluate
 
     start = time.perf_counter()
     metrics = evaluate(SEED, "search", episodes=episodes, workers=workers, use_cache=False, progress=False)
     return {"wall": time.perf_counter() - start, "sr": metrics["primary"]["mean"],
             "episode_sum": sum(r["wall_seconds"] for r in metrics["episodes"]),
-            "episodes": [(r["episode_id"], r["success"], r["steps"]) for r in metrics["episodes"]]}
+            "episodes": [(r["episode_id"], r["success"], r["steps"], r["reward"]) for r in metrics["episodes"]]}
 
 
 def rows(full: bool) -> list[dict]:

@@ -4,6 +4,14 @@ Building a robosuite environment the first time in a process compiles robosuite'
 numba kernels (tens of seconds, cached on disk by numba afterwards); every later
 episode of the same task reuses the environment and only resets it. State-based
 observations are the default; cameras are built only when asked for.
+
+Determinism: an episode must be a function of its seed alone, whichever process
+runs it. robosuite samples some of the *model* when it builds an environment
+(Lift's cube half-extents, 2.0-2.2 cm, from `env.rng`), and with `hard_reset=False`
+the model is never rebuilt; unseeded, every worker process would get its own cube
+(and slightly different trajectories, rewards and step counts for the same
+episode). So every environment is built from the same `BUILD_SEED`; `reset_env`
+then reseeds the placement and robot-noise RNG per episode.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import numpy as np
 
 TASKS = ("Lift", "Stack", "PickPlaceCan", "Door")
 CONTROL_FREQ = 20
+BUILD_SEED = 0  # robosuite's build-time RNG (model randomisation), the same in every process
 _cache: dict[tuple, object] = {}
 _lock = threading.Lock()
 
@@ -60,12 +69,13 @@ def make_env(task: str, cameras: tuple[str, ...] = (), camera_size: int = 128):
                 camera_names=list(cameras) or "agentview", camera_heights=camera_size, camera_widths=camera_size,
                 camera_segmentations="instance" if render else None, camera_depths=render,
                 use_object_obs=True, reward_shaping=True, control_freq=CONTROL_FREQ,
-                horizon=100_000, ignore_done=True, hard_reset=False)
+                horizon=100_000, ignore_done=True, hard_reset=False, seed=BUILD_SEED)
         return _cache[key]
 
 
 def reset_env(env, seed: int) -> dict:
-    """Reset to the episode's seeded object placement."""
+    """Reset to the episode's seeded object placement (and robot initialisation noise);
+    the model itself (object sizes) is the same for every episode (see BUILD_SEED)."""
     rng = np.random.default_rng(int(seed))
     env.rng = rng
     samplers = [getattr(env, "placement_initializer", None)]
