@@ -74,9 +74,11 @@ class Registry:
     def ensure_executor(self, executor: str) -> str | None:
         """Import the executor's node modules (registers its types); the error text if that failed.
 
-        A registry that itself holds `<executor>.*` types (a test registry) counts as providing it."""
+        Another registry that itself holds `<executor>.*` types (a test registry) counts as
+        providing it; the default registry imports the executor's node modules even when one
+        of its types is already registered (by a module imported for another reason)."""
         prefix = executor + "."
-        if any(name.startswith(prefix) for name in self._types):
+        if self is not _default and any(name.startswith(prefix) for name in self._types):
             return None
         if self.parent is not None:
             return self.parent.ensure_executor(executor)

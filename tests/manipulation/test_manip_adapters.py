@@ -63,3 +63,17 @@ def test_missing_benchmarks_fail_with_what_to_install(node, package):
     level = "libero_spatial/0" if package == "LIBERO" else "select_fruit"
     with pytest.raises(AdapterUnavailable, match=f"{package} is not installed.*README"):
         sim.reset_episode({"level": level, "seed": 0}, None)
+
+
+def test_an_adapter_imported_first_does_not_hide_the_executors_other_node_types():
+    """The LIBERO adapter registers one manipulation.* type; the default registry
+    must still import the executor's node modules for the others (a fresh process)."""
+    import subprocess
+    import sys
+
+    code = ("import executors.manipulation.adapters.libero\n"
+            "from harness.canvas.registry import default_registry\n"
+            "print(default_registry().get('manipulation.Simulator') is not None)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"

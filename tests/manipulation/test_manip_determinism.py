@@ -6,9 +6,6 @@ from __future__ import annotations
 
 from manipulation_kit import SEEDS, seed_graph
 
-# all manipulation.* types: once test_manip_adapters has imported an adapter module, the default registry
-# holds one manipulation.* type and takes the executor as provided, so it would not import the others itself
-import executors.manipulation.node_types  # noqa: F401
 from executors.manipulation import envs
 from harness.canvas.runtime import GraphRunner
 
