@@ -29,7 +29,7 @@ def parse_reply(text: str, options: list[dict]) -> tuple[dict, bool, str]:
     "mapgpt.ActionParser",
     inputs={"reply": {"type": "Text", "doc": "the planner's reply: Thought / New Planning / Action: <letter>"},
             "options": "List[Option]"},
-    outputs={"choice": {"type": "Choice", "doc": "{option, valid, reply_letter}"},
+    outputs={"choice": {"type": "Choice", "doc": "{option, valid}"},
              "planning": {"type": "Text", "doc": "the reply's 'New Planning' section"}},
     config_schema={"type": "object", "properties": {}, "additionalProperties": False},
     role="parser",
