@@ -165,6 +165,35 @@ def test_every_babyai_type_documents_its_full_behaviour_with_fallbacks():
     assert "a single `left` turn" in types["babyai.FrontierExplore"]["behaviour"]
 
 
+
+def _documented_types(executor: str) -> dict[str, dict]:
+    reg = default_registry()
+    assert reg.ensure_executor(executor) is None
+    types = {nt.name: nt.to_dict() for nt in reg.all()
+             if nt.name.startswith(executor + ".") and not nt.is_simulator}
+    short = [n for n, t in types.items() if len(t["behaviour"]) <= len(t["doc"])]
+    assert not short, f"{executor} types whose behaviour is no longer than their doc: {short}"
+    return types
+
+
+def test_every_mapgpt_type_documents_its_full_behaviour_with_fallbacks():
+    types = _documented_types("mapgpt")
+    assert len(types) >= 11
+    parser = " ".join(types["mapgpt.ActionParser"]["behaviour"].split())
+    assert "not among the options selects the first option with `valid: false`" in parser
+
+
+def test_every_manipulation_type_documents_its_full_behaviour_with_fallbacks():
+    import importlib.util
+
+    if importlib.util.find_spec("robosuite") is None:
+        pytest.skip("the manipulation executor's node types need robosuite")
+    types = _documented_types("manipulation")
+    assert len(types) >= 7
+    policy = " ".join(types["manipulation.VLAPolicy"]["behaviour"].split())
+    assert "a black frame when `images` or that camera is missing" in policy
+
+
 def test_every_built_in_config_schema_is_a_valid_schema():
     """Built-in types skip the schema check at registration (start-up speed); this is that check."""
     from jsonschema import Draft202012Validator

@@ -54,6 +54,12 @@ def gripper(obs: dict) -> dict:
         "package and its assets (not available on every machine: the node says what to install).",
 )
 class LiberoSimulator(SimulatorNode):
+    """A LIBERO task: episode level '<suite>/<task index>', seed = index of the task's
+    initial state. After reset it runs 10 no-op steps (gripper open) so objects settle.
+    Each action is passed to the environment as is; success is the environment's `done`.
+    The step cap is the suite's (220, 280, 300, 520 or 400), lowered by the episode's
+    `max_steps`. Without the libero package it raises, naming what to install."""
+
     def setup(self) -> None:
         self.env, self.key = None, None
 

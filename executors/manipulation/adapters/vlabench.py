@@ -63,6 +63,14 @@ def target_pose(action) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         "(not available on every machine: the node says what to install).",
 )
 class VLABenchSimulator(SimulatorNode):
+    """A VLABench task: episode level = task name, loaded with `random_init=False`; the
+    episode seed is not used, so every episode of a task starts the same. Each action
+    [x, y, z (robot frame), roll, pitch, yaw, gripper] is turned into joint positions by
+    inverse kinematics; a gripper value >= 0.1 opens the fingers, else closes them. Success
+    is the last timestep; the cap is 200 steps (lowered by the episode's `max_steps`).
+    The reward is 1 on success, else 0. Without VLABench it raises, naming what to
+    install."""
+
     def setup(self) -> None:
         self.env = None
 

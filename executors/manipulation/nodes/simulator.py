@@ -44,6 +44,15 @@ CAMERAS = ("agentview", "robot0_eye_in_hand")
         "control at 20 Hz; the episode ends when the task's checker succeeds or the step cap is reached.",
 )
 class Simulator(SimulatorNode):
+    """A robosuite task (episode level Lift, Stack, PickPlaceCan or Door) reset to the
+    episode seed's object placement. Each action is clipped to [-1, 1] and must have 7
+    numbers (else a node error); one action is one 20 Hz control step. The step budget is
+    the smaller of the episode's and config `max_steps`, 400 when neither is set. After
+    every step the task's own checker is run; the episode ends on success or when the
+    budget is used up. A tick without actions steps nothing. `objects` and `gripper` are
+    ground truth read from the simulator state; `images` exist only when `cameras` is
+    set."""
+
     def setup(self) -> None:
         self.env = None
 

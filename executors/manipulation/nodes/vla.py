@@ -38,6 +38,20 @@ from harness.canvas.registry import Node, node_type
         "subgoal as prompt; executes `action_horizon` actions of each returned chunk per tick.",
 )
 class VLAPolicy(Node):
+    """Queries a policy over openpi's websocket protocol once per tick and emits the first
+    `action_horizon` actions of the returned chunk (the rest is discarded; every tick is a
+    fresh query for the current subgoal). The connection is made on the first tick and
+    kept: with `host` null it starts, for this node, an offline scripted controller on a
+    loopback port (not a learned policy: it understands only 'move to (x, y, z) with the
+    gripper open|closed', 'close the gripper' and 'open the gripper', and answers 10
+    actions); otherwise it connects to `host`:`port`, and an unreachable server (5 s) is
+    a node error. The observation: the `image_camera` and `wrist_camera` frames of
+    `images`, resized with padding to 224x224 uint8 - a black frame when `images` or that
+    camera is missing; the state: end-effector position, axis-angle from its quaternion,
+    and the two finger positions (float32); the subgoal text as the prompt. A server
+    error reply (e.g. the scripted controller given a subgoal outside its grammar), or a
+    chunk shorter than `action_horizon`, raises: a node error, no retry."""
+
     def setup(self) -> None:
         self.server = None
         self.client = self.broker = None
@@ -93,6 +107,18 @@ class VLAPolicy(Node):
         "a node error.",
 )
 class ScriptedPlanner(Node):
+    """A fixed rule planner (no model) that reads the true scene every tick and emits the
+    next subgoal for one of the four task instructions (any other instruction is a node
+    error). Per task: the object to grasp and a goal relative to an anchor object's current
+    position - Lift: the cube, 15 cm above the cube; Stack: the red cube, 5 cm above the
+    green cube; PickPlaceCan: the can, 15 cm above the bin; Door: the handle, 10 cm in -x
+    of the handle (for Lift and Door the goal moves with the grasped object). With the
+    gripper closed (opening < 7 cm) and within 3 cm of the object: 'open the gripper'
+    within 1.5 cm of the goal, else 'move to (goal) with the gripper closed'. Otherwise:
+    'close the gripper' within 1.2 cm of the object; 'move to (object) with the gripper
+    open' when within 1 cm of it horizontally; else 'move to (8 cm above the object) with
+    the gripper open'. Positions are written with 3 decimals in metres."""
+
     def step(self, inputs: dict, ctx) -> dict:
         return {"subgoal": subgoals.next_subgoal(inputs["instruction"], inputs["objects"], inputs["gripper"])}
 
@@ -108,6 +134,11 @@ class ScriptedPlanner(Node):
         "opening, rounded.",
 )
 class SceneText(Node):
+    """Writes the scene as one line of JSON: {"objects": {name: [x, y, z]}, "gripper":
+    {"position": [x, y, z], "opening": m}}, every number rounded to `decimals`, objects in
+    the order given. Object sizes and the gripper's orientation and finger positions are
+    left out. It never fails on an empty scene ("objects": {})."""
+
     def step(self, inputs: dict, ctx) -> dict:
         d = self.config["decimals"]
         objects = {name: [round(v, d) for v in spec["position"]] for name, spec in inputs["objects"].items()}

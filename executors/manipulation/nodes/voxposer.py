@@ -170,6 +170,33 @@ class _LMPNode(Node):
         "dispatched at run time.",
 )
 class LMP(_LMPNode):
+    """One language-model program (LMP) of the VoxPoser chain. Every tick it emits a handle
+    (`lmp`) carrying this tick's `objects` (empty when not wired), `gripper` (none when not
+    wired) and the handles arriving on its `lmp_*` ports. When `query` arrives and this
+    node has not run yet in the episode, it runs as the root, once: each run of a query
+    (the root's, or one dispatched to it by a caller) renders the `prompt` template (and
+    the optional `system_prompt`) with {{query}}, {{objects}} (sorted names, 'none' when
+    empty) and {{kind}} - any other placeholder is an error - and makes one model call; a
+    sub-LMP called twice calls the model twice. The program is the reply's first
+    ```python / ```py / ``` fenced block, else the whole reply. It runs in a restricted
+    sandbox (no imports, no names starting with '_', no eval/exec/open/getattr and the
+    like, no classes, while loops or generators, writes only to dicts, lists and arrays;
+    at most 2,000,000 loop iterations, a 5 s deadline checked while iterating). In
+    scope: `np` (array helpers only), `parse_query_obj(name)` ({name, position, size} of
+    a scene object, or of 'gripper'; an unknown name is an error) and,
+    per wired sub-LMP, `composer(q)`, `get_affordance_map(q)`, `get_avoidance_map(q)`,
+    `get_rotation_map(q)`, `get_velocity_map(q)`, `get_gripper_map(q)`, each returning
+    that LMP's `ret_val` (None when the program does not assign it). `kind: composer` adds
+    `execute(movable, affordance_map=..., avoidance_map=..., rotation_map=...,
+    velocity_map=..., gripper_map=...)`, which queues one motion; another map name, or a
+    non-rotation map that is not `voxels`^3, is an error. The value-map kinds add
+    `empty_map(fill=0.0)`, `ball(position, radius_cm)` (a boolean mask, at least the
+    voxel holding the position) and OPEN = 1.0, CLOSED = 0.0. The root emits the queued
+    motions on `motions` once, after its program returns. A rejected program, any
+    exception in it, a missing pinned model or prompt file is not caught or retried: it
+    is a node error that ends the episode, and no motions are emitted. The root logs the
+    chain's model calls and dispatched sub-LMP calls."""
+
     def _program(self, query: str, handle: "LMPHandle", trace: Trace, depth: int) -> str:
         ctx = self.ctx
         if ctx.model is None:
@@ -201,6 +228,14 @@ class LMP(_LMPNode):
         "an unknown query is a node error. Same sandbox and run-time dispatch as manipulation.LMP.",
 )
 class ScriptedLMP(_LMPNode):
+    """The same LMP as `manipulation.LMP` (handle, once-per-episode root run, dispatch,
+    sandbox, functions, `execute` checks, motions) except that no model is called: the
+    program for a query is looked up, by exact string match, in the candidate JSON file
+    `programs` (query -> program text, or a list of lines joined with newlines), read and
+    parsed once on first use and kept for the node's lifetime. A file that is not JSON,
+    a query the table does not hold, or an error while the program runs is a node error
+    that ends the episode (nothing is retried, no motions are emitted)."""
+
     def _program(self, query: str, handle: "LMPHandle", trace: Trace, depth: int) -> str:
         table = self._programs()
         if query not in table:
@@ -247,6 +282,29 @@ class ScriptedLMP(_LMPNode):
         "queued motions when the target is reached, a gripper-only motion has run its ticks, or time runs out.",
 )
 class VoxelPlanner(Node):
+    """Runs the queued motions one after another and emits, per tick, the path for the
+    current one. A `motions` input that arrives (even empty) replaces the queue and starts
+    again at its first motion; the gripper command is kept. Starting a motion with an
+    affordance map: the target is the centroid of the map's maximal voxels, and the cost
+    of a voxel is its distance to the nearest maximal voxel (normalised to 0-1), plus
+    `avoidance_weight` x the avoidance map's positive voxels blurred (Gaussian, 1.5 voxels,
+    peak 1). An affordance map with no distinct maximum (e.g. all zeros) makes every voxel
+    a target: the target is the workspace centre. A motion without an affordance map is
+    gripper-only: it holds the end effector where it was when the motion started. A motion
+    is finished when `max_ticks_per_motion` ticks have passed, a gripper-only motion after
+    `gripper_ticks` ticks, otherwise when the end effector is within `tolerance_m` of the
+    target (checked before its first tick too, so several motions can finish in one tick).
+    The path is a greedy descent over the 26 neighbouring voxels from the end effector's
+    voxel while the cost strictly drops (at most 3 x `voxels` steps), as voxel centres,
+    then the target. The gripper command is -1 (open) when the gripper map at the end
+    effector's voxel is >= 0.5, else +1 (close); a motion without a gripper map keeps the
+    previous command (open at the start of an episode). Speed is the velocity map's value
+    there clipped to [0.05, 1], else 1. The rotation map and `movable` are ignored. With
+    no motion pending (before any arrive, or after the last) it emits the current
+    position, speed 1 and `done: true`. The workspace is x -0.30..0.35, y -0.45..0.45, z
+    0.78..1.30 m; positions outside it count as the border voxel. Maps are read on this
+    node's own grid: maps built with a different `voxels` are not checked here."""
+
     def setup(self) -> None:
         self.grid = voxels.Grid(self.config["voxels"])
 
@@ -352,6 +410,14 @@ class VoxelPlanner(Node):
     doc="Turns the next waypoint into end-effector delta actions (orientation held) with the planned gripper command.",
 )
 class VoxelController(Node):
+    """Turns the planner's waypoints into end-effector delta actions. The goal is the first
+    waypoint at least `lookahead_m` from the end effector, else the last waypoint (the
+    current position when there are none). The translation is gain x (goal - position) /
+    5 cm / `chunk`, clipped per axis to [-1, 1], then multiplied by the planned `speed`
+    (1 when absent); rotation is 0 (orientation held) and the gripper value is the planned
+    command. It emits `chunk` copies of that same action, all computed from this tick's
+    position."""
+
     def step(self, inputs: dict, ctx) -> dict:
         eef = np.asarray(inputs["gripper"]["position"], float)
         plan = inputs["waypoints"]

@@ -36,6 +36,16 @@ def turn_then_move(view_index: int, candidate: dict) -> list[list[int]]:
     doc="Stop, or turn (up/down, then right) until the candidate's view is current and move to it.",
 )
 class TurnThenMove(Node):
+    """Turns the chosen option into MatterSim actions. A `stop` option gives `['stop']`.
+    For a move, it looks up the candidate with the option's viewpoint and, starting from
+    the agent's current `view_index` (36 views in 3 rows of 12), emits one elevation step
+    up (`[0, 0, 1]`) or down (`[0, 0, -1]`) per row between the current view's row and the
+    candidate view's row, then right turns (`[0, 1, 0]`) until the column matches (it
+    always turns right, up to 11 times, never left), then `[nav_index, 0, 0]` to move to
+    the candidate. The whole sequence is one chunk, executed in one tick. It does not
+    check the choice: a move whose viewpoint is not among `candidates` raises (a node
+    error). It has no config."""
+
     def step(self, inputs, ctx):
         option = inputs["choice"]["option"]
         if option["kind"] == STOP:

@@ -23,6 +23,17 @@ from harness.canvas.registry import Node, node_type
         "most replies chose; ties go to the earliest reply's choice.",
 )
 class MajorityVote(Node):
+    """Parses every reply that arrived this tick on `reply`, `reply_b` and `reply_c` (the
+    optional ports count only when they delivered a value) exactly like
+    `mapgpt.ActionParser`: the last 'Action: <letter>'; a missing or unknown letter counts
+    as a vote for the first option (stop when stopping is offered, else the first place).
+    The option with the most votes wins; on a tie, the winner is the choice of the earliest
+    reply (in port order reply, reply_b, reply_c) among the tied options. `choice` is
+    `{option, valid, votes}`, where `valid` is that earliest reply's own validity and
+    `votes` maps letter -> count; `planning` is that reply's 'New Planning' text ('No plans
+    currently.' when it has none). With a single reply it behaves like ActionParser.
+    Empty `options` raises (a node error). It has no config."""
+
     def step(self, inputs, ctx):
         parsed = [parse_reply(inputs[port], inputs["options"]) for port in ("reply", "reply_b", "reply_c")
                   if port in inputs]
@@ -48,6 +59,16 @@ class MajorityVote(Node):
         "visited place becomes a move to the first unvisited option; otherwise the choice passes unchanged.",
 )
 class ActionGate(Node):
+    """Checks the chosen option against the map before it is acted on. The fresh options are
+    the move options whose viewpoint is not in the map's trajectory (in option order). A
+    stop chosen while the simulator's decision count is below `min_stop_step` is replaced
+    by the first fresh option (reason 'early stop'); with `block_revisits`, a move to a
+    viewpoint already in the trajectory is replaced by the first fresh option (reason
+    'revisit'). A replaced choice keeps its other fields and gets `gated: <reason>`. When
+    no fresh option exists the choice passes unchanged, even an early stop or a revisit.
+    With the defaults (`min_stop_step` 0, `block_revisits` false) every choice passes
+    unchanged."""
+
     def step(self, inputs, ctx):
         choice, cfg = inputs["choice"], self.config
         option = choice["option"]

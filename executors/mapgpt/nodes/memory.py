@@ -29,6 +29,19 @@ def observation_text(candidate: dict) -> str:
         "visited places, the trajectory, and one observation (the latest candidate view) per place.",
 )
 class MapMemory(Node):
+    """Builds MapGPT's topological map over the episode. Each tick the current viewpoint and
+    then every candidate not yet known get the next place number (numbers follow first
+    sight and never change); the current viewpoint is appended to the trajectory unless it
+    is already the last entry (a place visited again later appears again). A place's
+    neighbour list (`edges`) is recorded at its first visit only; later visits do not
+    update it. Every candidate's view becomes that place's observation ('<caption>
+    (objects: a, b)', 'no description' when the caption is empty), overwriting the earlier
+    one unless `keep_first_observation` is set; in image mode its image is stored with it.
+    A place's observation always comes from a view towards it from a neighbouring place,
+    never from its own panorama, so the start place has none until it is seen from
+    elsewhere. Empty candidates add only the current place (with an empty edge list on its
+    first visit)."""
+
     def reset(self, ctx):
         self.places: list[str] = []
         self.edges: dict[str, list[str]] = {}
@@ -69,6 +82,15 @@ class MapMemory(Node):
         "back to the prompt builder with delay 1.",
 )
 class PlanningMemory(Node):
+    """Keeps the planner's latest plan and a history of the options taken. A non-empty
+    `planning` input replaces the stored plan (the parser emits 'No plans currently.' for
+    a reply without one, which replaces it too); a missing or empty input keeps it. Each
+    `choice` that arrives appends its option text (e.g. 'turn left to Place 3', 'stop').
+    `history` lists the last `max_history` entries as 'step k: <text>' joined by ', ', with
+    k counted from the episode's first entry; before any it is 'The navigation has just
+    begun, with no history.' and the plan is 'Navigation has just started, with no
+    planning yet.' Entries count choices received, not simulator decisions."""
+
     def reset(self, ctx):
         self.plan = NO_PLAN
         self.steps: list[str] = []

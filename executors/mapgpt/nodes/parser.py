@@ -29,7 +29,7 @@ def parse_reply(text: str, options: list[dict]) -> tuple[dict, bool, str]:
     "mapgpt.ActionParser",
     inputs={"reply": {"type": "Text", "doc": "the planner's reply: Thought / New Planning / Action: <letter>"},
             "options": "List[Option]"},
-    outputs={"choice": {"type": "Choice", "doc": "{option, valid, reply_letter}"},
+    outputs={"choice": {"type": "Choice", "doc": "{option, valid}"},
              "planning": {"type": "Text", "doc": "the reply's 'New Planning' section"}},
     config_schema={"type": "object", "properties": {}, "additionalProperties": False},
     role="parser",
@@ -37,6 +37,17 @@ def parse_reply(text: str, options: list[dict]) -> tuple[dict, bool, str]:
         "option (stop when stopping is offered, else the first place). 'New Planning' becomes the plan.",
 )
 class ActionParser(Node):
+    """Reads the planner's reply. The option is the last match of 'Action' followed by up to
+    three non-word characters, spaces and a single capital letter (case-sensitive:
+    'Action: B' and '**Action:** B' match, 'action: B' and 'Action: Place 3' do not). A
+    missing reply, no match or a letter that is not among the options selects the first
+    option with `valid: false` - that is stop when stopping is offered, else the first
+    place. `planning` is the text after 'New Planning' up to the next line starting with
+    'Action' (or the end); no such section, or an empty one at the end of the reply, gives
+    'No plans currently.'. An empty 'New Planning:' line directly followed by the Action
+    line yields that Action line as the plan. No retry or re-ask is made. Empty `options`
+    raises (a node error). It has no config."""
+
     def step(self, inputs, ctx):
         option, valid, plan = parse_reply(inputs["reply"], inputs["options"])
         ctx.log(option=option["letter"], valid=valid)

@@ -64,6 +64,28 @@ def segments(instruction: str) -> list[str]:
         "(backtracking on the map when stuck), stop after the estimated number of moves.",
 )
 class HeuristicPlanner(Node):
+    """A model-free planner that answers in the LLM planner's format ('Thought: ... / New
+    Planning: ... / Action: <letter>'), so the same parser reads it. The instruction is
+    split into segments at '.', ',', ';', '!', 'then' and 'and'; the expected number of
+    moves is max(2, round(`moves_per_segment` x segments)); at decision k it works on
+    segment int(k x segments / expected) (the last one once past the end). When a stop
+    option is offered it stops once k reaches the expected number of moves, or, with
+    `final_landmark_stop`, when every landmark word of the last segment appears in the
+    map's observation of the current place (that text is the view towards this place from
+    where it was a candidate; the start place has none; a last segment without landmark
+    words never triggers this). Otherwise, if every move option leads to a place in the
+    trajectory, it backtracks: it picks the option whose place has the most unvisited
+    neighbours on the map, ties going to the most recently visited. Else each move is
+    scored `landmark_weight` x (landmark words of the segment found in the candidate's
+    caption and objects) + `direction_weight` if the option text starts with the
+    segment's first direction word (left, right, straight/forward, around, up, down),
+    - `revisit_penalty` if visited, - 0.001 x the candidate's angle from its view centre;
+    the highest score wins, ties to the earliest option. Landmark words are the lowercase
+    words of 3+ letters not in a stop-word list, with a plural 's' dropped; that also
+    turns 'upstairs'/'downstairs' into 'upstair'/'downstair', so those two listed
+    direction words never match. With no move option and no stop taken it raises (a node
+    error). It is deterministic."""
+
     def step(self, inputs, ctx):
         cfg = self.config
         options = inputs["options"]

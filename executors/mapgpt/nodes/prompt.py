@@ -78,6 +78,23 @@ def map_sections(nav_map: dict, candidates: list[dict]) -> tuple[str, str, str]:
         "previous planning and lettered options (stop first, from step `stop_after`).",
 )
 class PromptBuilder(Node):
+    """Writes the planner's step message and its lettered options. Options: 'stop' first
+    when the decision count is at least `stop_after`, then one move per candidate in
+    candidate order, 'go up'/'go down' when the candidate's view is tilted, else 'go
+    forward' when its view heading equals the agent's heading exactly, 'turn around' when
+    it differs by more than 90 degrees, else 'turn left'/'turn right', each followed by
+    'to Place <n>' (the map's place number); letters A, B, ... in that order. The message
+    has the lines 'Instruction: ...'; with `show_history` 'History: ...'; with `show_map`
+    the trajectory as place numbers, 'Map:' with one 'Place i is connected with Places ...'
+    line per visited place, and with `show_unvisited` (only together with `show_map`)
+    'Supplementary Info:' listing places seen but neither visited nor adjacent now, with
+    their observations ('not described' when none; 'Nothing yet.' when no such place);
+    with `show_planning` 'Previous Planning:'; then 'Action options (step k):' and one
+    line per option, a move followed by its place's caption and objects when
+    `show_observations` is set. A missing or empty `history`/`planning` input shows the
+    start texts of `mapgpt.PlanningMemory`. Empty candidates before `stop_after` give an
+    empty option list. A candidate missing from the map raises (a node error)."""
+
     def step(self, inputs, ctx):
         cfg = self.config
         state, nav_map, candidates = inputs["state"], inputs["map"], inputs["candidates"]

@@ -43,6 +43,17 @@ STOP = "stop"
         f"at most {MAX_ACTIONS} move-or-stop decisions; metrics are R2R's.",
 )
 class Simulator(SimulatorNode):
+    """One R2R episode per reset: the agent starts at the path's first viewpoint and heading.
+    Each action is executed in order: 'stop' ends the episode; `[index, heading,
+    elevation]` is passed to MatterSim's makeAction. Moves (index > 0) and the stop count
+    as decisions; turns and tilts do not. The episode ends on stop or after 15 decisions;
+    actions after that in the same chunk are not executed. A tick with no actions changes
+    nothing. Each tick it emits the instruction, the state (with the decision count), the
+    36-view panorama of the current viewpoint (cached per viewpoint) with captions and
+    detected objects, and feedback on what ran. Image mode needs the real MatterSim with
+    rendering and raises otherwise. The result has R2R's metrics and how the episode
+    ended ('stopped', 'max_actions' or 'cut_short')."""
+
     def setup(self) -> None:
         image_mode = self.config["observation"] == "image"
         self.data = D.dataset()

@@ -43,6 +43,15 @@ def image_messages(prompt: str, nav_map: dict, max_images: int = 20) -> list[dic
         "needs the real MatterSim with rendering).",
 )
 class ImagePlanner(Node):
+    """Calls the pinned multimodal model once per tick with one user message: the prompt
+    text, a note that 'Image k shows the view towards Place k', then 'Image k:' and the
+    image for each place of the map that has one, in place order, keeping only the last
+    `max_images` of them. The system prompt is read from the candidate file
+    `system_prompt` on first use. Places without an image are left out; with text
+    observations (the graph backend) the map has no images and only the text is sent.
+    The reply is emitted as is (no parsing, no retry). Without a pinned model_profile it
+    raises (a node error); a missing prompt file is an error too."""
+
     def setup(self) -> None:
         self._system: str | None = None
 
