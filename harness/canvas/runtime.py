@@ -258,17 +258,9 @@ class GraphRunner:
         ticks = self._ticks
         cur = [None] * len(self.node_ids)
         cur[self._index[self.sim_id]] = sim_out
-        for idx, nid, node, ctx, ports, missing, declared, tname in self._plan:
-            inputs = {}
-            for port, srcs, required in ports:
-                for si, sp, delayed in srcs:
-                    d = prev[si] if delayed else cur[si]
-                    if d is not None and sp in d:
-                        inputs[port] = d[sp]
-                        if required:
-                            missing -= 1
-                        break
-            if missing:
+        for idx, nid, node, ctx, ports, n_required, declared, tname in self._plan:
+            inputs = _gather(ports, n_required, cur, prev)
+            if inputs is None:
                 continue
             self._current = nid
             if log is not None:
@@ -298,18 +290,11 @@ class GraphRunner:
     def _actions_for_simulator(self, cur: list, prev: list) -> list[dict] | None:
         """The simulator's inputs this tick, one dict per action of a chunk; None when a
         required action input is missing or the chunk is empty."""
-        actions = {}
-        missing = self._sim_required
-        for port, srcs, required in self._sim_ports:
-            for si, sp, delayed in srcs:
-                d = prev[si] if delayed else cur[si]
-                if d is not None and sp in d:
-                    actions[port] = d[sp]
-                    if required:
-                        missing -= 1
-                    break
+        actions = _gather(self._sim_ports, self._sim_required, cur, prev)
+        if actions is None:
+            return None
         chunk = actions.get(self._chunk_port) if self._chunk_port else None
-        if missing or (isinstance(chunk, (list, tuple)) and not chunk):
+        if isinstance(chunk, (list, tuple)) and not chunk:
             return None
         if isinstance(chunk, (list, tuple)):
             return [dict(actions, **{self._chunk_port: a}) for a in chunk]
@@ -385,6 +370,22 @@ class GraphRunner:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _gather(ports, n_required: int, cur: list, prev: list) -> dict | None:
+    """A node's input values this tick: for each port the first of its sources
+    that has a value (this tick's outputs, or last tick's over a delayed edge);
+    None when a required port has none."""
+    values = {}
+    for port, srcs, required in ports:
+        for si, sp, delayed in srcs:
+            d = prev[si] if delayed else cur[si]
+            if d is not None and sp in d:
+                values[port] = d[sp]
+                if required:
+                    n_required -= 1
+                break
+    return None if n_required else values
 
 
 class _SetupFailed(Exception):
