@@ -195,18 +195,11 @@ def materialize(paths: RunPaths, specs_path: Path, staging: Path) -> dict[str, A
     from harness.rundir import proposal
 
     doc = load_specs(specs_path)
-    slot = staging.name.split("-", 1)[1] if "-" in staging.name else ""
-    if not slot.isdigit() or not 1 <= int(slot) <= len(doc["specs"]):
-        raise UserError(f"{staging}: slot {slot!r} matches no spec in {specs_path} "
-                        f"(slots are 1..{len(doc['specs'])}, from `architect stage --slot k`)")
-    if staging_iteration(staging) != doc["iteration"]:
-        raise UserError(f"{staging}: belongs to iteration {staging_iteration(staging)}, "
-                        f"specs are for iteration {doc['iteration']}")
+    _, spec = _slot_spec(doc, staging, specs_path)
     stage_meta = read_json(staging / "stage.json", "stage record")
     if stage_meta.get("parent") != doc["parent"]:
         raise UserError(f"{staging}: staged on parent {stage_meta.get('parent')}, the specs' parent is "
                         f"{doc['parent']}: stage again with --parent {doc['parent']}")
-    spec = doc["specs"][int(slot) - 1]
     meta = {"description": spec["description"], "axes": list(spec["axes"]), "parent": doc["parent"]}
     if spec.get("hypothesis_id"):
         meta["hypothesis_id"] = spec["hypothesis_id"]
@@ -225,6 +218,19 @@ def materialize(paths: RunPaths, specs_path: Path, staging: Path) -> dict[str, A
     return out
 
 
+def _slot_spec(doc: dict, staging: Path, specs_path: Path) -> tuple[str, dict[str, Any]]:
+    """(slot, spec) of the slot staged in `staging` (`<iteration>-<k>`: the k-th spec),
+    checked to belong to the specs' iteration."""
+    slot = staging.name.split("-", 1)[1] if "-" in staging.name else ""
+    if not slot.isdigit() or not 1 <= int(slot) <= len(doc["specs"]):
+        raise UserError(f"{staging}: slot {slot!r} matches no spec in {specs_path} "
+                        f"(slots are 1..{len(doc['specs'])}, from `architect stage --slot k`)")
+    if staging_iteration(staging) != doc["iteration"]:
+        raise UserError(f"{staging}: belongs to iteration {staging_iteration(staging)}, "
+                        f"specs are for iteration {doc['iteration']}")
+    return slot, doc["specs"][int(slot) - 1]
+
+
 def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[str, Any]:
     """Score each slot, choose the best evaluated one (highest mean), and give
     each slot's paired verdict against the parent and the best's against the
@@ -238,14 +244,7 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
     parent_metrics = read_iteration_metrics(paths, parent)
     results = []
     for staging in stagings:
-        slot = staging.name.split("-", 1)[1] if "-" in staging.name else ""
-        if not slot.isdigit() or not 1 <= int(slot) <= len(doc["specs"]):
-            raise UserError(f"{staging}: slot {slot!r} matches no spec in {specs_path} "
-                            f"(slots are 1..{len(doc['specs'])}, from `architect stage --slot k`)")
-        if staging_iteration(staging) != doc["iteration"]:
-            raise UserError(f"{staging}: belongs to iteration {staging_iteration(staging)}, "
-                            f"specs are for iteration {doc['iteration']}")
-        spec = doc["specs"][int(slot) - 1]
+        slot, spec = _slot_spec(doc, staging, specs_path)
         score, reason = _slot_score(staging)
         vs_parent = None
         if score is not None and parent_metrics is not None:
