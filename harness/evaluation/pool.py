@@ -14,7 +14,6 @@ hanging one are requeued without being charged an attempt.
 from __future__ import annotations
 
 import collections
-import contextlib
 import multiprocessing as mp
 import os
 import sys
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import Callable
 
+from harness.envvars import temporary_environ
 from harness.evaluation.worker import worker_main
 
 
@@ -31,24 +31,9 @@ from harness.evaluation.worker import worker_main
 _THREAD_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-@contextlib.contextmanager
-def _environment(**values: str):
-    """`values` set in os.environ for the duration of the block (then restored)."""
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 def _single_threaded_native_libs():
     """Children inherit the environment at start: the thread caps the user has not set."""
-    return _environment(**{name: "1" for name in _THREAD_ENV if name not in os.environ})
+    return temporary_environ(**{name: "1" for name in _THREAD_ENV if name not in os.environ})
 
 
 def _forkserver_sys_path():
@@ -59,7 +44,7 @@ def _forkserver_sys_path():
     workers run this process's: give it this process's sys.path as PYTHONPATH, with
     PYTHONSAFEPATH so that nothing is put before it."""
     entries = [os.path.abspath(entry or os.curdir) for entry in sys.path if os.pathsep not in entry]
-    return _environment(PYTHONPATH=os.pathsep.join(entries), PYTHONSAFEPATH="1")
+    return temporary_environ(PYTHONPATH=os.pathsep.join(entries), PYTHONSAFEPATH="1")
 
 
 # What every worker imports before its first episode, whatever the executor.

@@ -8,6 +8,7 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
+from harness.envvars import temporary_environ
 from harness.errors import UserError
 from harness.fileio import read_json
 from harness.models.client import BASE_URL_ENV
@@ -59,17 +60,10 @@ def model_endpoint(config: ShaperConfig, base_url: str | None = None):
 
         server = stand_in_server(delay_s=config.model_delay_s).start()
         base_url = server.openai_url
-    previous = os.environ.get(BASE_URL_ENV)
-    if base_url is not None:
-        os.environ[BASE_URL_ENV] = base_url
     try:
-        yield base_url
+        with temporary_environ(**({BASE_URL_ENV: base_url} if base_url is not None else {})):
+            yield base_url
     finally:
-        if base_url is not None:
-            if previous is None:
-                os.environ.pop(BASE_URL_ENV, None)
-            else:
-                os.environ[BASE_URL_ENV] = previous
         if server is not None:
             server.stop()
 
