@@ -2,7 +2,7 @@
 
     python bench/bench_evaluate.py [--episodes 100] [--overhead-episodes 30]
 
-1. The search tier (first N episodes, default all 100) of executors/babyai/seeds/babyai with 1
+1. The search tier (first N episodes, default all 100) of seeds/babyai with 1
    and with 2 worker processes (cache off, per-episode logs on, as in a real
    evaluation): wall times and the speed-up (target >= 1.7x on 2 cores).
 2. The same agent run three ways in this process on the same episodes: the
@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from forkserver_start import start_forkserver  # noqa: E402  (after the path set-up)
 
-SEED = ROOT / "executors" / "babyai" / "seeds" / "babyai"
+SEED = ROOT / "seeds" / "babyai"
 
 
 def bench_workers(n_episodes: int | None) -> dict:
@@ -170,7 +170,7 @@ def main() -> None:
     w = bench_workers(args.episodes)
     speedup = w[1]["wall"] / w[2]["wall"]
     print(f"\nevaluation forkserver start (paid once per process; before both runs): {w['forkserver']:.2f} s")
-    print(f"\n== search tier, executors/babyai/seeds/babyai, {w[1]['n']} episodes (cache off, logs on) ==")
+    print(f"\n== search tier, seeds/babyai, {w[1]['n']} episodes (cache off, logs on) ==")
     print(f"{'workers':>8} {'wall s':>8} {'success':>8} {'sum of episode s':>17} {'load avg after':>15}")
     for k in (1, 2):
         print(f"{k:>8} {w[k]['wall']:>8.2f} {w[k]['sr']:>8.2%} {w[k]['episode_sum']:>17.2f} {w[k]['load']:>15.2f}")

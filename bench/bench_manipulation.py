@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from forkserver_start import start_forkserver  # noqa: E402  (after the path set-up)
 
-SEED = ROOT / "executors" / "manipulation" / "seeds" / "voxposer-scripted"
+SEED = ROOT / "seeds" / "voxposer-scripted"
 FIRST_START = """
 import time, numpy as np
 t = time.perf_counter()

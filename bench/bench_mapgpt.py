@@ -75,7 +75,7 @@ def heuristic_search(workers: int = 2, episodes: int | None = None) -> dict:
     """The heuristic seed on the search tier (its first `episodes`; None: all 100), cache off."""
     from harness.evaluation import evaluate
 
-    seed = PROJECT_ROOT / "executors" / "mapgpt" / "seeds" / "mapgpt-heuristic"
+    seed = PROJECT_ROOT / "seeds" / "mapgpt-heuristic"
     return evaluate(seed, "search", episodes=episodes, workers=workers, use_cache=False, progress=False)
 
 
@@ -98,7 +98,7 @@ def loaded_scans(root) -> tuple[int, int, int]:
 
     ds = D.dataset(root)
     before = set(ds._graphs)
-    seed = PROJECT_ROOT / "executors" / "mapgpt" / "seeds" / "mapgpt-heuristic"
+    seed = PROJECT_ROOT / "seeds" / "mapgpt-heuristic"
     runner = GraphRunner(json.loads((seed / "graph.json").read_text()), candidate_dir=seed)
     episodes = load_executor("mapgpt").episodes("smoke")
     for episode in episodes:

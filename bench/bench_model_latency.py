@@ -2,7 +2,7 @@
 
     python bench/bench_model_latency.py [--episodes 100] [--in-flight 32] [--delay 0.2] [--tier search]
 
-Runs executors/babyai/seeds/babyai-llm on a tier through `harness.evaluation.evaluate(...,
+Runs seeds/babyai-llm on a tier through `harness.evaluation.evaluate(...,
 in_flight=N)` with every planner call going over the real `openai` client to a
 loopback server that answers after `--delay` seconds (a scripted planner, not
 an LLM). Prints the wall time next to the critical path (the longest single
@@ -25,7 +25,7 @@ from harness import PROJECT_ROOT
 from harness.evaluation import evaluate
 from harness.testing.scripted_planner import planner_server
 
-SEED = PROJECT_ROOT / "executors" / "babyai" / "seeds" / "babyai-llm"
+SEED = PROJECT_ROOT / "seeds" / "babyai-llm"
 TARGET = 1.5
 
 

@@ -36,7 +36,7 @@ sys.path.insert(0, str(BENCH))
 
 from forkserver_start import start_forkserver  # noqa: E402  (after the path set-up)
 
-SEED = ROOT / "executors" / "babyai" / "seeds" / "babyai"
+SEED = ROOT / "seeds" / "babyai"
 GOAL = 0.8
 
 

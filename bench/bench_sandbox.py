@@ -32,7 +32,7 @@ from harness.canvas.registry import Registry, _target, default_registry, for_gra
 from harness.models.context_harness import ContextHarness, SandboxedHarness  # noqa: E402
 from harness.models.probes import probe_histories  # noqa: E402
 
-SEED = PROJECT_ROOT / "executors" / "babyai" / "seeds" / "babyai-llm"
+SEED = PROJECT_ROOT / "seeds" / "babyai-llm"
 TINY = '''from harness.canvas.registry import Node, node_type
 
 

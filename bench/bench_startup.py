@@ -5,7 +5,7 @@ process start to the first tick of its first episode.
 
 A coding agent calls `architect` dozens of times per iteration and pays the
 start-up each time: medians over several whole-process runs of
-`architect --help`, `architect validate executors/babyai/seeds/babyai/graph.json --json` and
+`architect --help`, `architect validate seeds/babyai/graph.json --json` and
 `architect status <run> --json`, next to a bare `python -c pass`. Targets:
 validate < 0.2 s, status --json < 0.25 s.
 

@@ -42,6 +42,13 @@ def load_ref(ref: str) -> Any:
     return value
 
 
+def in_tree_seeds(*names: str) -> dict[str, str]:
+    """Seed name -> its folder under the project's top-level seeds/ (for the in-tree executors)."""
+    from harness import SEEDS_DIR
+
+    return {name: str(SEEDS_DIR / name) for name in names}
+
+
 @dataclass(frozen=True)
 class DataRequirement:
     """Data an executor needs beyond its Python dependencies (e.g. a dataset)."""
@@ -67,7 +74,9 @@ class ExecutorSpec:
     episode_keys: tuple[str, ...]  # the keys that identify one episode, e.g. ("level", "seed")
     metrics: dict[str, str]  # metric name -> "higher" | "lower" (which is better)
     primary_metric: str
-    seeds: dict[str, str] = field(default_factory=dict)  # seed name -> folder holding graph.json
+    # seed name -> folder holding graph.json: relative to the package folder (a plug-in shipping its
+    # own seeds) or absolute (the in-tree executors' seeds under the project's seeds/, see in_tree_seeds)
+    seeds: dict[str, str] = field(default_factory=dict)
     profile: str = "profile.yaml"
     tier_expander: str | None = None  # "module:attr"(tier_spec, budgets) -> episodes; default: expand_episodes
     data: tuple[DataRequirement, ...] = ()

@@ -10,7 +10,7 @@ module is first imported, so it is set here, before any submodule imports it.
 
 import os
 
-from harness.executor_api import ExecutorSpec
+from harness.executor_api import ExecutorSpec, in_tree_seeds
 
 os.environ["BABYAI_DONE_ACTIONS"] = "1"
 
@@ -21,7 +21,7 @@ EXECUTOR = ExecutorSpec(
     episode_keys=("level", "seed"),
     metrics={"success_rate": "higher", "steps": "lower", "reward": "higher", "path_efficiency": "higher"},
     primary_metric="success_rate",
-    seeds={"babyai": "seeds/babyai", "babyai-llm": "seeds/babyai-llm"},
+    seeds=in_tree_seeds("babyai", "babyai-llm"),
     tier_expander="executors.babyai.tiers:expand_tier",
     optional_dependencies=("openpi_client",),
     oracle="executors.babyai.oracle:oracle",

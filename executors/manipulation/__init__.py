@@ -7,11 +7,7 @@ node modules. The node types register when `executors.manipulation.node_types`
 is imported.
 """
 
-from pathlib import Path
-
-from harness.executor_api import ExecutorSpec
-
-PACKAGE_DIR = Path(__file__).resolve().parent
+from harness.executor_api import ExecutorSpec, in_tree_seeds
 
 EXECUTOR = ExecutorSpec(
     name="manipulation",
@@ -20,8 +16,7 @@ EXECUTOR = ExecutorSpec(
     episode_keys=("level", "seed"),
     metrics={"success_rate": "higher", "steps": "lower", "reward": "higher"},
     primary_metric="success_rate",
-    seeds={"voxposer-scripted": "seeds/voxposer-scripted", "voxposer": "seeds/voxposer",
-           "vla": "seeds/vla", "vla-llm": "seeds/vla-llm"},
+    seeds=in_tree_seeds("voxposer-scripted", "voxposer", "vla", "vla-llm"),
     tier_expander="executors.babyai.tiers:expand_tier",  # the same (level, seed) blocks and per-level caps
     optional_dependencies=("robosuite", "mujoco", "openpi_client"),
     worker_preload=("executors.manipulation.preload",),

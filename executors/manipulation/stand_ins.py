@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 from executors.manipulation import subgoals
+from harness import SEEDS_DIR
 from harness.testing.loopback_server import LoopbackServer
 
 LMP_MODEL = "scripted-voxposer-lmps"
 PLANNER_MODEL = "scripted-subgoal-planner"
-PROGRAMS = Path(__file__).resolve().parent / "seeds" / "voxposer-scripted" / "programs"
+PROGRAMS = SEEDS_DIR / "voxposer-scripted" / "programs"
 
 
 def _text(content) -> str:

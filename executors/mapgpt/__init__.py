@@ -8,7 +8,7 @@ This module only declares the executor (`EXECUTOR`, published under the
 types register when `executors.mapgpt.node_types` is imported.
 """
 
-from harness.executor_api import DataRequirement, ExecutorSpec
+from harness.executor_api import DataRequirement, ExecutorSpec, in_tree_seeds
 
 EXECUTOR = ExecutorSpec(
     name="mapgpt",
@@ -19,7 +19,7 @@ EXECUTOR = ExecutorSpec(
              "oracle_success": "higher", "nav_error": "lower", "trajectory_length": "lower",
              "trajectory_steps": "lower"},
     primary_metric="success_rate",
-    seeds={"mapgpt": "seeds/mapgpt", "mapgpt-heuristic": "seeds/mapgpt-heuristic"},
+    seeds=in_tree_seeds("mapgpt", "mapgpt-heuristic"),
     data=(DataRequirement(name="r2r", check="executors.mapgpt.data:complete", fetch="architect data fetch r2r"),),
     optional_dependencies=("MatterSim",),
     oracle="executors.mapgpt.oracle:oracle",

@@ -2,7 +2,7 @@
 
 It stands in for an LLM when recording test cassettes and in benchmarks: it is
 not a model. It reads `Mission: ...` and `Subgoals completed so far: N` from the
-prompt (the format of executors/babyai/seeds/babyai-llm's templates and context harness), splits
+prompt (the format of seeds/babyai-llm's templates and context harness), splits
 the mission with the BabyAI grammar and names the next unfinished part.
 """
 

@@ -63,7 +63,7 @@ def test_valid_state_composite_runs_and_keeps_run_state():
 
 
 def test_seed_graph_validates_and_runs():
-    seed = Path(__file__).resolve().parents[2] / "executors" / "babyai" / "seeds" / "babyai" / "graph.json"
+    seed = Path(__file__).resolve().parents[2] / "seeds" / "babyai" / "graph.json"
     graph = load_graph(seed)
     assert [p.to_dict() for p in validate_graph(graph, candidate_dir=seed.parent)] == []
     with GraphRunner(graph, candidate_dir=seed.parent) as runner:
@@ -73,7 +73,7 @@ def test_seed_graph_validates_and_runs():
 
 def test_readme_example_patch_turns_the_seed_into_a_valid_graph():
     root = Path(__file__).resolve().parents[2]
-    seed = load_graph(root / "executors" / "babyai" / "seeds" / "babyai" / "graph.json")
+    seed = load_graph(root / "seeds" / "babyai" / "graph.json")
     patch = json.loads((root / "docs" / "examples" / "tap_mission.patch.json").read_text())
     patched = apply_patch(seed, patch)
     assert patched["nodes"]["mission_tap"]["type"] == "core.Passthrough"

@@ -18,7 +18,7 @@ from harness.canvas.registry import for_graph
 from harness.canvas.restricted import CandidateCodeError
 from harness.canvas.validate import validate_graph
 
-SEED_LLM = PROJECT_ROOT / "executors" / "babyai" / "seeds" / "babyai-llm"
+SEED_LLM = PROJECT_ROOT / "seeds" / "babyai-llm"
 HEAD = '''from harness.canvas.registry import Node, node_type
 from executors.babyai import world as W
 

@@ -1,4 +1,4 @@
-"""Record tests/cassettes/babyai_llm_smoke.jsonl: the smoke tier of executors/babyai/seeds/babyai-llm.
+"""Record tests/cassettes/babyai_llm_smoke.jsonl: the smoke tier of seeds/babyai-llm.
 
 No real LLM is involved: the model calls go to a loopback server whose answers
 come from harness.testing.scripted_planner (a deterministic scripted planner).
@@ -32,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 CASSETTE = HERE / "babyai_llm_smoke.jsonl"
 EXPECTED = HERE / "babyai_llm_smoke.expected.json"
 INIT_CASSETTE = HERE / "babyai_llm_init.jsonl"
-SEED = PROJECT_ROOT / "executors" / "babyai" / "seeds" / "babyai-llm"
+SEED = PROJECT_ROOT / "seeds" / "babyai-llm"
 RESULT_KEYS = ("episode_id", "success", "steps", "termination", "model_calls", "input_tokens", "output_tokens")
 
 

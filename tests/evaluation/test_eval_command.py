@@ -24,7 +24,7 @@ def test_front_matter_and_the_command_it_runs():
     line = next(x.strip() for x in body.splitlines() if x.strip().startswith("architect experiment run"))
     assert line == "architect experiment run $candidate --tier $tier --json"
     # the options it uses exist: --help of the same command line parses
-    args = shlex.split(line.replace("$candidate", "executors/babyai/seeds/babyai").replace("$tier", "smoke"))[1:]
+    args = shlex.split(line.replace("$candidate", "seeds/babyai").replace("$tier", "smoke"))[1:]
     result = CliRunner().invoke(main, args[:-1] + ["--help"])
     assert result.exit_code == 0 and "--tier" in result.output and "--json" in result.output
     assert "metrics_path" in body and "episodes_dir" in body

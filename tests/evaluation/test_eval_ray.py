@@ -20,7 +20,7 @@ from harness.evaluation.ray_pool import RayOptions, run_ray_pool
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -e \".[test]\" brings it)")
 
-SEED = Path(__file__).resolve().parents[2] / "executors" / "babyai" / "seeds" / "babyai"
+SEED = Path(__file__).resolve().parents[2] / "seeds" / "babyai"
 HERE = Path(__file__).resolve().parent
 
 

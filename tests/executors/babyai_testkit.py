@@ -9,7 +9,7 @@ import numpy as np
 import executors.babyai  # noqa: F401  (sets BABYAI_DONE_ACTIONS before minigrid's verifier loads)
 
 ROOT = Path(__file__).resolve().parents[2]
-SEED_GRAPH = ROOT / "executors" / "babyai" / "seeds" / "babyai" / "graph.json"
+SEED_GRAPH = ROOT / "seeds" / "babyai" / "graph.json"
 
 
 class FakeCtx:

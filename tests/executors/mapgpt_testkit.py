@@ -11,7 +11,7 @@ import pytest
 from harness import PROJECT_ROOT
 
 FIXTURE = PROJECT_ROOT / "tests" / "fixtures" / "mapgpt"
-SEEDS = PROJECT_ROOT / "executors" / "mapgpt" / "seeds"
+SEEDS = PROJECT_ROOT / "seeds"
 CASSETTE = PROJECT_ROOT / "tests" / "cassettes" / "mapgpt_smoke.jsonl"
 EXPECTED = PROJECT_ROOT / "tests" / "cassettes" / "mapgpt_smoke.expected.json"
 SCRIPTED_MODEL = "scripted-mapgpt-planner"

@@ -6,9 +6,9 @@ import json
 import shutil
 from pathlib import Path
 
-from executors.manipulation import PACKAGE_DIR
+from harness import SEEDS_DIR
 
-SEEDS = PACKAGE_DIR / "seeds"
+SEEDS = SEEDS_DIR
 
 
 def seed_graph(name: str) -> dict:

@@ -9,7 +9,7 @@ from harness import PROJECT_ROOT
 from harness.evaluation import evaluate
 from harness.schemas import validate_instance
 
-SEED = PROJECT_ROOT / "executors" / "babyai" / "seeds" / "babyai-llm"
+SEED = PROJECT_ROOT / "seeds" / "babyai-llm"
 CASSETTE = PROJECT_ROOT / "tests" / "cassettes" / "babyai_llm_smoke.jsonl"
 EXPECTED = json.loads((PROJECT_ROOT / "tests" / "cassettes" / "babyai_llm_smoke.expected.json").read_text())
 KEYS = ("episode_id", "success", "steps", "termination", "model_calls", "input_tokens", "output_tokens")

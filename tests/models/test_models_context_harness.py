@@ -131,7 +131,7 @@ def test_the_top_level_runs_under_the_limits_and_each_call_gets_a_fresh_module()
 def test_the_seed_harness_passes_its_checks():
     from harness import PROJECT_ROOT
 
-    path = PROJECT_ROOT / "executors" / "babyai" / "seeds" / "babyai-llm" / "build_context.py"
+    path = PROJECT_ROOT / "seeds" / "babyai-llm" / "build_context.py"
     probes = probe_histories("babyai")
     assert check_context_harness(path, probes) == []
     harness = load_context_harness(path)
@@ -147,7 +147,7 @@ def test_candidate_violations_cover_the_graphs_harness_files(tmp_path):
     from harness.models.candidate_checks import candidate_violations
 
     candidate = tmp_path / "candidate"
-    shutil.copytree(PROJECT_ROOT / "executors" / "babyai" / "seeds" / "babyai-llm", candidate)
+    shutil.copytree(PROJECT_ROOT / "seeds" / "babyai-llm", candidate)
     assert candidate_violations(candidate) == []
     graph = json.loads((candidate / "graph.json").read_text())
     graph["nodes"]["context"]["config"]["file"] = "harness/ctx.py"
@@ -169,7 +169,7 @@ def test_a_harness_file_outside_the_candidate_is_a_violation_not_a_read(file, tm
     from harness.models.candidate_checks import candidate_violations
 
     candidate = tmp_path / "candidate"
-    shutil.copytree(PROJECT_ROOT / "executors" / "babyai" / "seeds" / "babyai-llm", candidate)
+    shutil.copytree(PROJECT_ROOT / "seeds" / "babyai-llm", candidate)
     (tmp_path / "outside.py").write_text("def build_context(history):\n    return ''\n")
     graph = json.loads((candidate / "graph.json").read_text())
     graph["nodes"]["context"]["config"]["file"] = file

@@ -112,7 +112,7 @@ def test_cli_cassette_and_check_harness(tmp_path):
     assert rejected.returncode == 1
     body = json.loads(rejected.stdout)
     assert body["ok"] is False and any("imports are not allowed" in p for p in body["details"])
-    fine = _cli("models", "check-harness", str(PROJECT_ROOT / "executors" / "babyai" / "seeds" / "babyai-llm" / "build_context.py"), "--json")
+    fine = _cli("models", "check-harness", str(PROJECT_ROOT / "seeds" / "babyai-llm" / "build_context.py"), "--json")
     assert fine.returncode == 0 and json.loads(fine.stdout)["ok"] is True
 
 

@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from harness import PROJECT_ROOT
 from harness.cli import main
 
-SEED = PROJECT_ROOT / "executors" / "babyai" / "seeds" / "babyai"
-SEED_LLM = PROJECT_ROOT / "executors" / "babyai" / "seeds" / "babyai-llm"
+SEED = PROJECT_ROOT / "seeds" / "babyai"
+SEED_LLM = PROJECT_ROOT / "seeds" / "babyai-llm"
 GOOD_GRAPH = json.loads((SEED / "graph.json").read_text())
 
 

@@ -12,7 +12,7 @@ from harness.canvas.validate import validate_graph
 from harness.rundir.proposal import AXES
 from harness.variants.random_proposer import RandomProposer
 
-SEED_GRAPH = json.loads((Path(__file__).resolve().parents[2] / "executors" / "babyai" / "seeds" / "babyai" / "graph.json").read_text())
+SEED_GRAPH = json.loads((Path(__file__).resolve().parents[2] / "seeds" / "babyai" / "graph.json").read_text())
 
 
 def test_every_proposal_is_statically_valid_and_reproducible():

@@ -61,7 +61,7 @@ def test_dry_run_prints_one_iteration_without_running(tmp_path):
     out = cli("init", "random", "babyai-llm", "--dry-run", "--smoke-episodes", "2", "--eval-episodes", "3",
               "--runs-dir", str(tmp_path))
     assert out["dry_run"] and out["episodes"] == 5 and out["tiers"]["performance"]["episodes"] == 3
-    graph = json.loads((Path(__file__).parents[2] / "executors/babyai/seeds/babyai-llm/graph.json").read_text())
+    graph = json.loads((Path(__file__).parents[2] / "seeds/babyai-llm/graph.json").read_text())
     assert out["model_calls_max"] == 5 * graph["budgets"]["model_calls"]
     assert out["tokens_max"] == 5 * graph["budgets"]["tokens"] and out["cost_usd_max"] is not None
     assert list(tmp_path.iterdir()) == []  # nothing was created

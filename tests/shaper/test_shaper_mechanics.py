@@ -26,7 +26,7 @@ from harness.testing.shaper_stand_ins import REPLY_MODEL, answer, stand_in_serve
 from harness.variants.shaper.search import Search, final_markdown, frozen_changes  # noqa: E402
 from shaperkit import ROLE_PROFILE  # noqa: E402
 
-SEED = Path(__file__).resolve().parents[2] / "executors" / "babyai" / "seeds" / "babyai-llm"
+SEED = Path(__file__).resolve().parents[2] / "seeds" / "babyai-llm"
 
 
 def test_defaults_are_the_studys_and_the_schedule_sets_the_iteration_cap():

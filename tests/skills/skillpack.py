@@ -49,7 +49,7 @@ def command_lines(body: str) -> list[str]:
 
 # Placeholders the skills use → dummy values (paths are created by the test).
 PLACEHOLDERS = {
-    "$run": "r1", "$candidate": "executors/babyai/seeds/babyai", "$tier": "smoke", "$variant": "kdloop", "$executor": "babyai",
+    "$run": "r1", "$candidate": "seeds/babyai", "$tier": "smoke", "$variant": "kdloop", "$executor": "babyai",
     "$staging": "runs/r1/staging/1", "STAGING": "runs/r1/staging/1",
     "S_k": "runs/r1/staging/1-1", "S_1": "runs/r1/staging/1-1", "S_2": "runs/r1/staging/1-2",
     "S_3": "runs/r1/staging/1-3", "S_best": "runs/r1/staging/1-1",

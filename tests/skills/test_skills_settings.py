@@ -17,6 +17,6 @@ def test_settings_is_valid_and_allows_the_cli():
 
 def test_framework_code_is_denied_to_edits():
     deny = json.loads(SETTINGS.read_text(encoding="utf-8"))["permissions"]["deny"]
-    for folder in ("harness", "executors", "schemas"):
+    for folder in ("harness", "executors", "seeds", "schemas"):
         assert f"Edit(/{folder}/**)" in deny
     assert not any(r.startswith("Edit(/runs/**") for r in deny)  # runs stay editable
