@@ -81,6 +81,9 @@ class ExecutorSpec:
     tier_expander: str | None = None  # "module:attr"(tier_spec, budgets) -> episodes; default: expand_episodes
     data: tuple[DataRequirement, ...] = ()
     optional_dependencies: tuple[str, ...] = ()  # import names
+    requires: tuple[str, ...] = ()  # import names every rollout needs: evaluation refuses before any rollout without
+    install: str | None = None  # how to install what `requires` names (the message says it)
+    describe: str | None = None  # "module:attr"() -> dict: executor-specific facts `architect executors` lists
     oracle: str | None = None  # "module:attr"(episode) -> record
     state_renderer: str | None = None  # "module:attr"(episode, tick, captured, actions) -> text (harness.evaluation.trace)
     provenance: str | None = None  # "module:attr"() -> dict: simulator backend, data checksums (recorded by init)
@@ -125,6 +128,18 @@ class ExecutorSpec:
 
     def missing_dependencies(self) -> list[str]:
         return [m for m in self.optional_dependencies if importlib.util.find_spec(m) is None]
+
+    def missing_requirements(self) -> list[str]:
+        return [m for m in self.requires if importlib.util.find_spec(m) is None]
+
+    def details(self) -> dict:
+        """What `describe` reports (an error while describing is reported, not raised)."""
+        if self.describe is None:
+            return {}
+        try:
+            return dict(load_ref(self.describe)())
+        except Exception as exc:  # noqa: BLE001 - listing executors must not fail on one of them
+            return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 _discovered: dict[str, ExecutorSpec] | None = None
@@ -271,6 +286,11 @@ def profile_problems(data: Any, spec: ExecutorSpec | None = None) -> list[str]:
     if data["primary_metric"] != spec.primary_metric:
         out.append(f"at primary_metric: {data['primary_metric']!r} differs from the executor's declared "
                    f"primary metric {spec.primary_metric!r}")
+    rerun = data.get("rerun_tier")
+    if rerun is not None and rerun not in data["tiers"]:
+        out.append(f"at rerun_tier: {rerun!r} is not a tier (tiers: {', '.join(data['tiers'])})")
+    elif rerun is not None and data["tiers"][rerun].get("sealed"):
+        out.append(f"at rerun_tier: tier {rerun!r} is sealed (reruns are reported to the run, a sealed tier never is)")
     for split, tier in (data.get("splits") or {}).items():
         if tier not in data["tiers"]:
             out.append(f"at splits/{split}: {tier!r} is not a tier (tiers: {', '.join(data['tiers'])})")

@@ -12,6 +12,7 @@ map by assigning `ret_val`.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 
@@ -41,10 +42,21 @@ def program_problems(source: str, where: str) -> list[str]:
     return restricted_problems(source, where, "an LMP program")[1]
 
 
-class _Budget:
+class Budget:
+    """The iteration budget and deadline of one program run. `paused()` stops its clock
+    (a program suspended while the robot executes a motion is not running)."""
+
     def __init__(self):
         self.count = 0
         self.deadline = time.monotonic() + MAX_SECONDS
+
+    @contextlib.contextmanager
+    def paused(self):
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.deadline += time.monotonic() - start
 
     def iterate(self, obj):
         for item in obj:
@@ -63,13 +75,14 @@ def _write_guard(obj):
     raise LMPError(f"writing to a {type(obj).__name__} is not allowed in an LMP program")
 
 
-def run_program(source: str, functions: dict, where: str):
-    """Execute `source` with only `functions` (and safe builtins) in scope; return `ret_val`."""
+def run_program(source: str, functions: dict, where: str, budget: Budget | None = None):
+    """Execute `source` with only `functions` (and safe builtins) in scope; return `ret_val`.
+    Exceptions that are not `Exception`s (a cancelled program's) pass through unchanged."""
     problems = program_problems(source, where)
     if problems:
         raise LMPError("LMP program rejected: " + "; ".join(problems))
     code = serialised(compile_restricted_exec, source, filename=where).code
-    budget = _Budget()
+    budget = budget or Budget()
     env = {"__builtins__": _extra_builtins(), "__name__": "lmp", "_getattr_": safer_getattr,
            "_getitem_": lambda obj, key: obj[key], "_getiter_": budget.iterate,
            "_iter_unpack_sequence_": guarded_iter_unpack_sequence, "_unpack_sequence_": guarded_unpack_sequence,

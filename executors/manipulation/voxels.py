@@ -14,18 +14,19 @@ BOUNDS_MAX = np.array([0.35, 0.45, 1.30])
 
 
 class Grid:
-    """An axis-aligned grid of `n`^3 voxels over the workspace."""
+    """An axis-aligned grid of `n`^3 voxels over a workspace box (default: robosuite's table)."""
 
-    def __init__(self, n: int = 40):
+    def __init__(self, n: int = 40, low=BOUNDS_MIN, high=BOUNDS_MAX):
         self.n = int(n)
-        self.size = (BOUNDS_MAX - BOUNDS_MIN) / self.n
+        self.low, self.high = np.asarray(low, float), np.asarray(high, float)
+        self.size = (self.high - self.low) / self.n
 
     def to_voxel(self, position) -> tuple[int, int, int]:
-        index = np.floor((np.asarray(position, float) - BOUNDS_MIN) / self.size).astype(int)
+        index = np.floor((np.asarray(position, float) - self.low) / self.size).astype(int)
         return tuple(int(v) for v in np.clip(index, 0, self.n - 1))
 
     def to_world(self, voxel) -> np.ndarray:
-        return BOUNDS_MIN + (np.asarray(voxel, float) + 0.5) * self.size
+        return self.low + (np.asarray(voxel, float) + 0.5) * self.size
 
     def empty(self, fill: float = 0.0) -> np.ndarray:
         return np.full((self.n, self.n, self.n), float(fill))
@@ -33,7 +34,7 @@ class Grid:
     def ball(self, position, radius_m: float) -> np.ndarray:
         """Boolean mask of the voxels whose centres lie within `radius_m` of `position`
         (at least the voxel holding `position`)."""
-        axes = [BOUNDS_MIN[i] + (np.arange(self.n) + 0.5) * self.size[i] for i in range(3)]
+        axes = [self.low[i] + (np.arange(self.n) + 0.5) * self.size[i] for i in range(3)]
         p = np.asarray(position, float)
         d2 = ((axes[0][:, None, None] - p[0]) ** 2 + (axes[1][None, :, None] - p[1]) ** 2
               + (axes[2][None, None, :] - p[2]) ** 2)

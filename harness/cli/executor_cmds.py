@@ -20,7 +20,24 @@ def executor_summary(spec) -> dict:
         "data": [{"name": d.name, "present": d.present(), "fetch": d.fetch} for d in spec.data],
         "optional_dependencies": {name: name not in missing for name in spec.optional_dependencies},
         "oracle": spec.oracle is not None,
+        "requires": {name: name not in set(spec.missing_requirements()) for name in spec.requires},
+        "install": spec.install,
+        "details": spec.details(),
     }
+
+
+def _detail_lines(details: dict) -> list[str]:
+    lines = []
+    for key, value in details.items():
+        if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+            lines.append(f"  {key}:")
+            lines.extend(f"    {name}: " + ", ".join(f"{k} {v}" for k, v in facts.items()) for name, facts in value.items())
+        elif isinstance(value, dict):
+            lines.append(f"  {key}: " + ", ".join(f"{k} {v if v is not None else 'not installed'}"
+                                                  for k, v in value.items()))
+        else:
+            lines.append(f"  {key}: {value}")
+    return lines
 
 
 def _human(executors: list[dict], broken: dict[str, str]) -> str:
@@ -33,6 +50,11 @@ def _human(executors: list[dict], broken: dict[str, str]) -> str:
             lines.append(f"  data {d['name']}: {'present' if d['present'] else 'MISSING — fetch with: ' + d['fetch']}")
         for name, present in ex["optional_dependencies"].items():
             lines.append(f"  optional dependency {name}: {'installed' if present else 'not installed'}")
+        for name, present in ex["requires"].items():
+            lines.append(f"  requires {name}: {'installed' if present else 'NOT INSTALLED'}")
+        if ex["install"] and not all(ex["requires"].values()):
+            lines.append(f"  install with: {ex['install']}")
+        lines.extend(_detail_lines(ex["details"]))
     for name, error in broken.items():
         lines.append(f"{name}  BROKEN: {error}")
     return "\n".join(lines) or "no executors installed (an executor registers through an `architect.executors` entry point)"

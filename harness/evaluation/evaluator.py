@@ -53,6 +53,7 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     specs = _episode_specs(ex, tier, episodes, only, reseed, noise_seed)
     stochastic = any(s.get("slip") for s in specs)
     probes = {**((ex.profile or {}).get("probes") or {}), **(probes or {})}
+    _check_dependencies(ex)
     if not oracle:
         _check_model_setup(cand)
     out = _fresh_out_dir(out_dir)
@@ -245,6 +246,15 @@ def _model_concurrency(cand: Candidate) -> int | None:
     except UserError as err:
         raise UserError(f"{cand.graph_path}: model profile: {err.message}") from None
     return int(profile.concurrency) if profile.concurrency else None
+
+
+def _check_dependencies(ex) -> None:
+    """Refuse before any rollout when a module every rollout of the executor needs is
+    missing, naming it and how to install it."""
+    missing = ex.spec.missing_requirements()
+    if missing:
+        how = f"; install with: {ex.spec.install}" if ex.spec.install else ""
+        raise UserError(f"executor {ex.name!r} needs {', '.join(missing)}, which is not installed{how}")
 
 
 def _check_model_setup(cand: Candidate) -> None:

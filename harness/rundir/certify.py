@@ -1,7 +1,8 @@
 """Certification at the end of a run (study, E.4).
 
 The baseline (iteration 0) and the selected best are each re-evaluated
-`reruns` times under the run's performance configuration, without the cache
+`reruns` times on the run's rerun tier (the profile's `rerun_tier`, e.g. LIBERO's
+`protocol`, else the performance tier), without the cache
 (mean ± sd, Δ); then both are evaluated on the sealed holdout tier and compared
 with the paired test (the best on the search tier is biased upward: the
 winner's curse). Deterministic agents give identical reruns: the record says
@@ -57,7 +58,7 @@ def holdout_tier(run: Run) -> str:
 def _draws(run: Run, iteration: int, reruns: int, fresh_seeds: bool, progress: bool) -> dict:
     from harness.evaluation import evaluate
 
-    tier, episodes = run.tier("eval")
+    tier, episodes = run.tier("rerun")
     candidate = run.paths.iteration(iteration) / "candidate"
     draws, vectors = [], []
     for k in range(1, reruns + 1):
@@ -108,7 +109,7 @@ def certify(run: Run, *, reruns: int = 3, holdout_episodes: int | None = None, f
     baseline_draws = _draws(run, 0, reruns, fresh_seeds, progress)
     best_draws = baseline_draws if best == 0 else _draws(run, best, reruns, fresh_seeds, progress)
     deterministic = not fresh_seeds and baseline_draws["identical"] and best_draws["identical"]
-    tier, episodes = run.tier("eval")
+    tier, episodes = run.tier("rerun")
     record = {
         "schema_version": 1,
         "run_id": run.paths.run_id,

@@ -164,6 +164,7 @@ def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run
         "profiles": {
             "smoke_tier": smoke_tier,
             "performance_tier": performance_tier,
+            **({"rerun_tier": profile["rerun_tier"]} if profile.get("rerun_tier") else {}),
             "primary_metric": str(profile.get("primary_metric") or "success"),
             "whitelist": whitelist,
             "model_profile": profile.get("model_profile"),

@@ -21,7 +21,7 @@ def rerun(run: Run, iteration: int, times: int = 3, progress: bool = False) -> d
     if iteration not in run.committed_iterations():
         raise UserError(f"--iter {iteration}: no such committed iteration (have {run.committed_iterations()})")
     folder = run.paths.iteration(iteration)
-    tier, episodes = run.tier("eval")
+    tier, episodes = run.tier("rerun")
     draws = []
     for _ in range(times):
         with tempfile.TemporaryDirectory(prefix="architect-rerun-") as tmp:

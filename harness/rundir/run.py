@@ -55,12 +55,19 @@ class Run:
                 for n in self.committed_iterations()}
 
     def tier(self, kind: str) -> tuple[str, int | None]:
-        """(tier name, episode count override) for kind "smoke" or "eval"."""
+        """(tier name, episode count override) for kind "smoke", "eval" or "rerun" (the
+        tier of certification's reruns and `architect rerun`: the profile's `rerun_tier`,
+        else the performance tier; the performance tier's episode cap applies to it)."""
         from harness.rundir.tiers import episodes_override
 
         profiles = self.manifest["profiles"]
-        name = profiles["smoke_tier"] if kind == "smoke" else profiles["performance_tier"]
-        return name, episodes_override(self.manifest["caps"], kind)
+        if kind == "smoke":
+            name = profiles["smoke_tier"]
+        elif kind == "rerun":
+            name = profiles.get("rerun_tier") or profiles["performance_tier"]
+        else:
+            name = profiles["performance_tier"]
+        return name, episodes_override(self.manifest["caps"], "smoke" if kind == "smoke" else "eval")
 
     def backend(self) -> dict:
         """The manifest's evaluation backend as `evaluate` keyword arguments."""
