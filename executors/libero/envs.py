@@ -15,6 +15,7 @@ episode is the same in every process whatever ran before.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import logging
@@ -45,6 +46,14 @@ def import_libero():
         from libero.libero import envs
     logging.getLogger("robosuite_logs").propagate = False
     return envs
+
+
+@atexit.register
+def _close_all() -> None:
+    """Close cached environments before the interpreter tears down EGL (else its context's
+    destructor reports an EGL error at exit)."""
+    while _cache:
+        _cache.popitem()[1].close()
 
 
 def bddl_path(task) -> Path:

@@ -1,3 +1,3 @@
 """Registers the LIBERO node types (imported on first use of a `libero.*` type)."""
 
-from executors.libero.nodes import motion, simulator, voxposer  # noqa: F401
+from executors.libero.nodes import motion, pi0, simulator, voxposer  # noqa: F401

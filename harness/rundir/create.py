@@ -126,6 +126,17 @@ def _iteration0_fitness(fitness, variant: str, iteration0: Path, primary_metric:
         write_json_atomic(iteration0 / "fitness.json", fitness(variant, metrics, primary_metric=primary_metric))
 
 
+def _per_group(metrics_path: Path) -> str:
+    """'group successes/episodes (SR %)' for each episode group (level, suite) of an evaluation."""
+    from harness.evaluation.compare import episode_group
+    from harness.rundir.records import read_metrics
+
+    groups: dict[str, list[bool]] = {}
+    for record in (read_metrics(metrics_path) or {}).get("episodes") or ():
+        groups.setdefault(episode_group(record), []).append(bool(record["success"]))
+    return ", ".join(f"{name} {sum(v)}/{len(v)} ({100 * sum(v) / len(v):.0f} %)" for name, v in groups.items())
+
+
 def _remove_abandoned_builds(runs_dir: Path, run_id: str) -> None:
     """Folders of inits of this run id whose process is gone (killed mid-init)."""
     for folder in runs_dir.glob(f".init-{run_id}-*"):
@@ -204,6 +215,7 @@ def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run
                                 evaluation=backend)
     if not evaluation["passed"]:
         raise UserError(f"the seed candidate of {executor_name} could not be evaluated: " + "; ".join(evaluation["reasons"]))
+    say(f"iteration 0: {performance_tier} per group: {_per_group(iteration0 / 'eval' / 'metrics.json')}")
     if fitness is not None:
         _iteration0_fitness(fitness, variant, iteration0, manifest["profiles"]["primary_metric"])
     write_text_atomic(iteration0 / "diff.txt", "")
