@@ -324,6 +324,29 @@ class LMP(_LMPNode):
 _PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 
 
+def program_table(text: str, where: str) -> dict:
+    """A programs file: key -> (template pattern or None, program text)."""
+    try:
+        table = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LMPError(f"{where}: not JSON: {exc}") from None
+    if not isinstance(table, dict) or not all(isinstance(v, (str, list)) for v in table.values()):
+        raise LMPError(f"{where}: must be a JSON object of query -> program (a string or a list of lines)")
+    return {key: (_template(key) if _PLACEHOLDER.search(key) else None,
+                  "\n".join(lines) + "\n" if isinstance(lines, list) else lines) for key, lines in table.items()}
+
+
+def lookup(table: dict, query: str) -> tuple[str, dict] | None:
+    """(program, the placeholders' values) for a query: the exact key, else the first matching template."""
+    if query in table:
+        return table[query][1], {}
+    for pattern, program in table.values():
+        match = pattern.fullmatch(query.strip()) if pattern is not None else None
+        if match:
+            return program, match.groupdict()
+    return None
+
+
 def _template(key: str) -> re.Pattern:
     parts, last = [], 0
     for match in _PLACEHOLDER.finditer(key):
@@ -356,27 +379,11 @@ class ScriptedLMP(_LMPNode):
     or an error while the program runs is a node error that ends the episode."""
 
     def _program(self, query: str, trace: Trace, depth: int) -> tuple[str, dict]:
-        table = self._programs()
-        if query in table:
-            return table[query][1], {}
-        for key, (pattern, program) in table.items():
-            match = pattern.fullmatch(query.strip()) if pattern is not None else None
-            if match:
-                return program, match.groupdict()
-        raise LMPError(f"{self.node_id}: no scripted {self.kind} program for query {query!r} "
-                       f"(keys: {list(table)[:8]})")
-
-    def _programs(self) -> dict:
         if not hasattr(self, "_table"):
-            path = self.config["programs"]
-            text = read_candidate_file(self.ctx.candidate_dir, path)
-            try:
-                table = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise LMPError(f"{path}: not JSON: {exc}") from None
-            if not isinstance(table, dict) or not all(isinstance(v, (str, list)) for v in table.values()):
-                raise LMPError(f"{path}: must be a JSON object of query -> program (a string or a list of lines)")
-            self._table = {key: (_template(key) if _PLACEHOLDER.search(key) else None,
-                                 "\n".join(lines) + "\n" if isinstance(lines, list) else lines)
-                           for key, lines in table.items()}
-        return self._table
+            self._table = program_table(read_candidate_file(self.ctx.candidate_dir, self.config["programs"]),
+                                        self.config["programs"])
+        found = lookup(self._table, query)
+        if found is None:
+            raise LMPError(f"{self.node_id}: no scripted {self.kind} program for query {query!r} "
+                           f"(keys: {list(self._table)[:8]})")
+        return found
