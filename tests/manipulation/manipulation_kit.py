@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
+from loopback_kit import candidate_on_loopback  # noqa: F401 - re-exported for the manipulation tests
 from harness import SEEDS_DIR
 
 SEEDS = SEEDS_DIR
@@ -13,15 +12,3 @@ SEEDS = SEEDS_DIR
 
 def seed_graph(name: str) -> dict:
     return json.loads((SEEDS / name / "graph.json").read_text())
-
-
-def candidate_on_loopback(name: str, base_url: str, folder: Path) -> Path:
-    """A copy of seed `name` whose pinned profile (same name) points at a loopback server."""
-    target = folder / name
-    shutil.copytree(SEEDS / name, target)
-    graph = json.loads((target / "graph.json").read_text())
-    (target / "loopback.yaml").write_text(f"backend: openai\nmodel: scripted\nbase_url: {base_url}\n"
-                                          "temperature: 0\nmax_tokens: 512\nconcurrency: 4\n")
-    graph["model_profile"] = {"name": graph["model_profile"]["name"], "path": "loopback.yaml"}
-    (target / "graph.json").write_text(json.dumps(graph, indent=2))
-    return target
