@@ -34,6 +34,7 @@ CAMERAS = ("agentview", "robot0_eye_in_hand")
 KEEP = 4
 _cache: OrderedDict[tuple, object] = OrderedDict()
 _lock = threading.Lock()
+_hooked: list[bool] = []
 
 
 def import_libero():
@@ -48,10 +49,10 @@ def import_libero():
     return envs
 
 
-@atexit.register
 def _close_all() -> None:
-    """Close cached environments before the interpreter tears down EGL (else its context's
-    destructor reports an EGL error at exit)."""
+    """Close cached environments before the interpreter tears down EGL (else each render
+    context's destructor reports an EGL error at exit). Registered after robosuite's own
+    exit hook (EGL's terminate, added when the first renderer is made), so it runs first."""
     while _cache:
         _cache.popitem()[1].close()
 
@@ -79,6 +80,9 @@ def make_env(suite_name: str, task_index: int, cameras: tuple[str, ...] = (), si
                 bddl_file_name=str(bddl_path(task)), use_camera_obs=render, has_renderer=False,
                 has_offscreen_renderer=render, camera_names=list(cameras) or ["agentview"],
                 camera_heights=size, camera_widths=size, ignore_done=True)
+        if render and not _hooked:
+            atexit.register(_close_all)
+            _hooked.append(True)
         _cache[key] = env
         while len(_cache) > KEEP:
             _cache.popitem(last=False)[1].close()
