@@ -61,12 +61,12 @@ def test_the_request_is_openpis_libero_request(recorded):
     assert first["prompt"] == envs.language("libero_object", 0) == "pick up the alphabet soup and place it in the basket"
     for key in ("observation/image", "observation/wrist_image"):
         assert first[key].shape == (224, 224, 3) and first[key].dtype == np.uint8
-    assert first["observation/state"].shape == (8,) and first["observation/state"].dtype == np.float32
+    assert first["observation/state"].shape == (8,) and first["observation/state"].dtype == np.float64
     # against the environment's own observation after the reset and settle steps
     env = envs.make_env("libero_object", 0, ("agentview", "robot0_eye_in_hand"), 256)
     obs = envs.reset(env, "libero_object", 0, 0)
     state = np.concatenate([obs["robot0_eef_pos"], quat_to_axis_angle(obs["robot0_eef_quat"]), obs["robot0_gripper_qpos"]])
-    assert np.allclose(first["observation/state"], state, atol=1e-5)
+    assert np.array_equal(first["observation/state"], state)
     image = image_tools.convert_to_uint8(image_tools.resize_with_pad(obs["agentview_image"][::-1, ::-1], 224, 224))
     assert np.array_equal(first["observation/image"], image)
     assert not np.array_equal(first["observation/image"], image[::-1, ::-1])  # turned, not as rendered

@@ -12,10 +12,11 @@ from harness.canvas.registry import Node, node_type
 
 
 def state(gripper: dict) -> np.ndarray:
-    """openpi's LIBERO state: eef position (3), axis-angle of the eef quaternion (3), finger positions (2)."""
+    """openpi's LIBERO state: eef position (3), axis-angle of the eef quaternion (3), finger positions (2),
+    float64 as the example concatenates them from the observation."""
     return np.concatenate([np.asarray(gripper["position"], float),
                            openpi_format.quat_to_axis_angle(gripper["quaternion"]),
-                           np.asarray(gripper["fingers"], float)]).astype(np.float32)
+                           np.asarray(gripper["fingers"], float)])
 
 
 def request(images: dict, gripper: dict, prompt: str, image_camera: str, wrist_camera: str) -> dict:
@@ -24,7 +25,9 @@ def request(images: dict, gripper: dict, prompt: str, image_camera: str, wrist_c
     missing = [c for c in (image_camera, wrist_camera) if c not in images]
     if missing:
         raise ValueError(f"no {', '.join(missing)} image: render it (libero.Simulator config.cameras)")
-    return openpi_format.observation(images[image_camera], images[wrist_camera], state(gripper), prompt)
+    return {"observation/image": openpi_format.image(images[image_camera]),
+            "observation/wrist_image": openpi_format.image(images[wrist_camera]),
+            "observation/state": state(gripper), "prompt": str(prompt)}
 
 
 @node_type(
@@ -52,7 +55,7 @@ def request(images: dict, gripper: dict, prompt: str, image_camera: str, wrist_c
     role="action",
     doc="π0 over openpi's websocket protocol as openpi's LIBERO example queries it: observation/image and "
         "observation/wrist_image (224x224 uint8, padded), observation/state (eef position, axis-angle, two finger "
-        "positions; 8 float32), prompt = the task language; executes `replan_steps` actions of each chunk.",
+        "positions; 8 numbers), prompt = the task language; executes `replan_steps` actions of each chunk.",
 )
 class Pi0Policy(Node):
     """Each tick it sends one request through `openpi_client`'s `WebsocketClientPolicy` and

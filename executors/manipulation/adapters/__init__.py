@@ -1,7 +1,8 @@
-"""Simulator nodes for the real benchmarks (VLABench, LIBERO). Neither runs on this
-machine (their assets download at run time); the nodes import their package on
-first use and fail with a message naming what to install. The observation and
-state conversions are plain functions, tested on arrays in the benchmarks' formats."""
+"""The simulator node for VLABench, a benchmark that does not run on this machine (its
+assets download from a file host at run time); the node imports its package on first
+use and fails with a message naming what to install. Its conversions are plain
+functions, tested on arrays in VLABench's formats. (LIBERO runs here: the `libero`
+executor.)"""
 
 
 class AdapterUnavailable(RuntimeError):

@@ -1,47 +1,48 @@
 """VLABench as a simulator node, following its evaluator loop
 (`evaluation/evaluator/base.py`) and its π0 client (`policy/openpi.py`):
 four cameras in `rgb` (right, left, front, wrist); `ee_state` = position (3),
-quaternion w-first (4), gripper (1); the policy state is the position relative to
-the robot frame (0, -0.4, 0.78), Euler angles and the gripper; the policy answers
-target positions in the robot frame, Euler angles and a gripper value (>= 0.1
-opens the fingers to 0.04 each); the client replans every 4 steps; IK turns the
-target pose into joint positions; success when the timestep is the last; 200 steps."""
+quaternion w-first (4), gripper (1); the policy answers target positions in the
+robot frame (0, -0.4, 0.78), Euler angles and a gripper value (>= 0.1 opens the
+fingers to 0.04 each); IK turns the target pose into joint positions; success when
+the timestep is the last; 200 steps. Its output ports are the LIBERO simulator's
+(`images`, `gripper`, `instruction`, `feedback`), so the same policy nodes wire to it."""
 
 from __future__ import annotations
 
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from executors.manipulation import openpi_format
 from executors.manipulation.adapters import require
 from harness.canvas.registry import SimulatorNode, node_type
 
 ROBOT_FRAME = np.array([0.0, -0.4, 0.78])
 CAMERAS = ("right", "left", "front", "wrist")
-REPLAN_STEPS = 4
 MAX_STEPS = 200
 INSTALL = "clone github.com/OpenMOSS/VLABench, pip install -e it and run its asset download script"
-
-
-def quat_to_euler(quat_wxyz) -> np.ndarray:
-    return Rotation.from_quat(np.asarray(quat_wxyz, float), scalar_first=True).as_euler("xyz")
 
 
 def euler_to_quat(euler) -> np.ndarray:
     return Rotation.from_euler("xyz", np.asarray(euler, float)).as_quat(scalar_first=True)
 
 
-def state(ee_state) -> np.ndarray:
-    """The 7-number policy state of VLABench's π0 client from an 8-number `ee_state`."""
+def images(obs: dict) -> dict:
+    """`rgb` (4 x H x W x 3: right, left, front, wrist) as one image per camera name."""
+    rgb = np.asarray(obs["rgb"])
+    if rgb.ndim != 4 or len(rgb) != len(CAMERAS) or rgb.shape[-1] != 3:
+        raise ValueError(f"VLABench rgb must be {len(CAMERAS)} x H x W x 3 ({', '.join(CAMERAS)}), got {rgb.shape}")
+    return {name: np.ascontiguousarray(rgb[i], dtype=np.uint8) for i, name in enumerate(CAMERAS)}
+
+
+def gripper(ee_state) -> dict:
+    """The LIBERO simulator's gripper fields from VLABench's 8-number `ee_state`: position,
+    quaternion x, y, z, w (VLABench's is w first), the gripper value as the opening, split
+    evenly over the two fingers (LIBERO's signs: +, -)."""
     ee = np.asarray(ee_state, float)
-    return np.concatenate([ee[:3] - ROBOT_FRAME, quat_to_euler(ee[3:7]), ee[7:8]]).astype(np.float32)
-
-
-def observation(obs: dict) -> dict:
-    """The openpi request for one VLABench observation (front and wrist cameras)."""
-    rgb = obs["rgb"]
-    return openpi_format.observation(rgb[CAMERAS.index("front")], rgb[CAMERAS.index("wrist")],
-                                     state(obs["ee_state"]), obs["instruction"])
+    if ee.shape != (8,):
+        raise ValueError(f"VLABench ee_state must have 8 numbers (position, quaternion w-first, gripper), got {ee.shape}")
+    opening = float(ee[7])
+    return {"position": [float(v) for v in ee[:3]], "quaternion": [float(v) for v in np.roll(ee[3:7], -1)],
+            "fingers": [opening / 2, -opening / 2], "opening": opening}
 
 
 def target_pose(action) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -55,9 +56,11 @@ def target_pose(action) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     "manipulation.VLABenchSimulator",
     inputs={"actions": {"type": "ActionChunk",
                         "doc": "policy actions [x, y, z (robot frame), roll, pitch, yaw, gripper], one per step"}},
-    outputs={"observation": {"type": "Observation", "doc": "the openpi request fields of the current observation"},
+    outputs={"images": {"type": "Images", "doc": "{'right', 'left', 'front', 'wrist'}: uint8 H x W x 3"},
+             "gripper": {"type": "Gripper", "doc": "{position, quaternion [x,y,z,w], fingers [2], opening m} of the "
+                                                   "end effector (from ee_state)"},
              "instruction": {"type": "Text", "doc": "the task's instruction"},
-             "feedback": {"type": "Feedback", "doc": "{'steps'}"}},
+             "feedback": {"type": "Feedback", "doc": "{'steps', 'reward'}"}},
     config_schema={"type": "object", "additionalProperties": False, "properties": {}},
     doc="A VLABench task (episode level = task name, seed = episode index); needs VLABench and its assets "
         "(not available on every machine: the node says what to install).",
@@ -106,5 +109,5 @@ class VLABenchSimulator(SimulatorNode):
             self.env.close()
 
     def _outputs(self) -> dict:
-        return {"observation": observation({**self.obs, "instruction": self.instruction}),
-                "instruction": self.instruction, "feedback": {"steps": self.steps}}
+        return {"images": images(self.obs), "gripper": gripper(self.obs["ee_state"]), "instruction": self.instruction,
+                "feedback": {"steps": self.steps, "reward": float(self.succeeded)}}
