@@ -12,19 +12,14 @@ import re
 from executors.libero.nodes.voxposer import lookup, program_table
 from harness import SEEDS_DIR
 from harness.testing.loopback_server import LoopbackServer
+from harness.testing.loopback_server import _text_of as text_of  # noqa: PLC2701 - the server's own prompt reader
 
 LMP_MODEL = "scripted-voxposer-libero-lmps"
 PROGRAMS = SEEDS_DIR / "voxposer-libero-scripted" / "programs"
 
 
-def _text(content) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(part.get("text", "") for part in content if isinstance(part, dict))
-
-
 def scripted_lmp_answer(api: str, system, messages: list, body: dict) -> str:
-    prompt = _text(messages[-1]["content"])
+    prompt = text_of(messages[-1]["content"])
     kind = re.search(r"^LMP:\s*(\w+)", prompt, re.M)
     queries = re.findall(r"^Query:\s*(.+)$", prompt, re.M)
     path = PROGRAMS / f"{kind.group(1) if kind else ''}.json"

@@ -38,6 +38,20 @@ def extract_code(reply: str) -> str:
     return (match.group(1) if match else reply).strip() + "\n"
 
 
+def model_program(node_id: str, ctx, config: dict, read, values: dict) -> tuple[str, str]:
+    """(program, request id): one model call on the rendered `prompt` template (and the
+    optional `system_prompt`), `read(key)` giving a config key's candidate file text."""
+    from harness.models.prompts import render
+
+    if ctx.model is None:
+        raise RuntimeError(f"node {node_id!r} calls a model but the graph pins no model_profile")
+    user = render(read("prompt"), values, where=config["prompt"])
+    system = render(read("system_prompt"), values, where=config["system_prompt"]) \
+        if config.get("system_prompt") else None
+    response = ctx.model.complete([{"role": "user", "content": user}], system=system)
+    return extract_code(response.text), response.request_id
+
+
 def program_problems(source: str, where: str) -> list[str]:
     return restricted_problems(source, where, "an LMP program")[1]
 

@@ -37,3 +37,17 @@ def robosuite_state(gripper: dict, finger_qpos) -> np.ndarray:
     """LIBERO's state layout on robosuite: eef position (3), axis-angle (3), finger positions (2)."""
     return np.concatenate([np.asarray(gripper["position"], float), quat_to_axis_angle(gripper["quaternion"]),
                            np.asarray(finger_qpos, float)]).astype(np.float32)
+
+
+def connect(node_id: str, host: str, port: int, start_hint: str):
+    """openpi_client's WebsocketClientPolicy on host:port; an unreachable server (5 s) raises
+    ConnectionError naming the node, the address and `start_hint` (what to start)."""
+    import socket
+
+    from openpi_client.websocket_client_policy import WebsocketClientPolicy
+
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+    except OSError as exc:
+        raise ConnectionError(f"node {node_id!r}: no policy server at {host}:{port} ({exc}); {start_hint}") from None
+    return WebsocketClientPolicy(host=host, port=port)

@@ -70,3 +70,23 @@ def smooth(mask: np.ndarray, sigma_voxels: float = 1.5) -> np.ndarray:
         return np.zeros_like(mask, dtype=float)
     blurred = ndimage.gaussian_filter(mask.astype(float), sigma_voxels)
     return blurred / blurred.max()
+
+
+STEERING_CONFIG = {
+    "lookahead_m": {"type": "number", "minimum": 0, "default": 0.03,
+                    "description": "steer to the first waypoint at least this far away"},
+    "gain": {"type": "number", "exclusiveMinimum": 0, "default": 1.0,
+             "description": "action = gain * offset / 5 cm, clipped to [-1, 1]"},
+    "chunk": {"type": "integer", "minimum": 1, "maximum": 10, "default": 1,
+              "description": "actions per tick (the same offset split evenly)"},
+}
+
+
+def steer(eef: np.ndarray, plan: dict, config: dict) -> np.ndarray:
+    """The translation part of an end-effector delta action: toward the first waypoint at
+    least `lookahead_m` away (else the last; the current position when there are none),
+    gain x offset / 5 cm / chunk, clipped per axis to [-1, 1], times the planned speed."""
+    points = [np.asarray(p, float) for p in plan["points"]] or [eef]
+    goal = next((p for p in points if np.linalg.norm(p - eef) >= config["lookahead_m"]), points[-1])
+    move = np.clip(config["gain"] * (goal - eef) / 0.05 / config["chunk"], -1.0, 1.0)
+    return move * float(plan.get("speed", 1.0))

@@ -89,3 +89,22 @@ def test_a_missing_libero_fails_with_the_install_line_before_any_rollout(monkeyp
         evaluate(SEEDS_DIR / "voxposer-libero-scripted", "smoke", out_dir=tmp_path / "out", use_cache=False,
                  progress=False)
     assert not (tmp_path / "out" / "episodes").exists()
+
+
+def test_every_libero_type_documents_its_full_behaviour_and_has_a_valid_config_schema():
+    from jsonschema import Draft202012Validator
+
+    from harness.canvas.registry import default_registry
+
+    registry = default_registry()
+    assert registry.ensure_executor("libero") is None
+    types = {nt.name: nt for nt in registry.all() if nt.name.startswith("libero.")}
+    assert set(types) == {"libero.Simulator", "libero.LMP", "libero.ScriptedLMP", "libero.VoxelPlanner",
+                          "libero.VoxelController", "libero.Pi0Policy"}
+    for nt in types.values():
+        Draft202012Validator.check_schema(nt.config_schema)
+        described = nt.to_dict()
+        assert len(described["behaviour"]) > len(described["doc"]), nt.name
+    planner = " ".join(types["libero.VoxelPlanner"].to_dict()["behaviour"].split())
+    assert "without a map the last command holds" in planner and "emits nothing" in planner
+    assert "privileged perception" in " ".join(types["libero.LMP"].to_dict()["behaviour"].split())

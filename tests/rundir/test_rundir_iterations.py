@@ -100,6 +100,20 @@ def test_rerun_records_draws_in_the_iteration_and_commits_them(run_dir: Path):
     assert cli("status", str(run_dir))["consistent"]
 
 
+def test_reruns_evaluate_the_profiles_rerun_tier(run_dir: Path):
+    """A profile's `rerun_tier` (recorded in the manifest by init) is what rerun and
+    certification re-evaluate; without one, the performance tier."""
+    manifest_path = run_dir / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    assert "rerun_tier" not in manifest["profiles"]  # babyai's profile names none
+    manifest["profiles"]["rerun_tier"] = "search-hard"
+    manifest_path.write_text(json.dumps(manifest, indent=2))
+    git(run_dir, "commit", "-qam", "rerun on search-hard")
+    out = cli("rerun", str(run_dir), "--iter", "0", "--times", "1")
+    assert out["tier"] == "search-hard"
+    assert json.loads((run_dir / "iterations/0/reruns.json").read_text())["tier"] == "search-hard"
+
+
 def test_parallel_slots_evaluate_side_by_side_and_commit_as_successive_iterations(run_dir: Path):
     import subprocess
 

@@ -231,14 +231,9 @@ class VoxelPlanner(Node):
     config_schema={
         "type": "object", "additionalProperties": False,
         "properties": {
-            "lookahead_m": {"type": "number", "minimum": 0, "default": 0.03,
-                            "description": "steer to the first waypoint at least this far away"},
-            "gain": {"type": "number", "exclusiveMinimum": 0, "default": 1.0,
-                     "description": "translation = gain * offset / 5 cm, clipped to [-1, 1]"},
+            **voxels.STEERING_CONFIG,
             "rotation_gain": {"type": "number", "minimum": 0, "default": 1.0,
                               "description": "rotation = rotation_gain * angle error / 0.5 rad, clipped"},
-            "chunk": {"type": "integer", "minimum": 1, "maximum": 10, "default": 1,
-                      "description": "actions per tick (the same action repeated)"},
         },
     },
     role="action",
@@ -254,13 +249,8 @@ class VoxelController(Node):
     command. It emits `chunk` copies of that action, all from this tick's state."""
 
     def step(self, inputs: dict, ctx) -> dict:
-        state = inputs["gripper"]
-        eef = np.asarray(state["position"], float)
-        plan = inputs["waypoints"]
-        points = [np.asarray(p, float) for p in plan["points"]] or [eef]
-        goal = next((p for p in points if np.linalg.norm(p - eef) >= self.config["lookahead_m"]), points[-1])
-        n = self.config["chunk"]
-        move = np.clip(self.config["gain"] * (goal - eef) / 0.05 / n, -1.0, 1.0) * float(plan.get("speed", 1.0))
+        state, plan, n = inputs["gripper"], inputs["waypoints"], self.config["chunk"]
+        move = voxels.steer(np.asarray(state["position"], float), plan, self.config)
         error = (Rotation.from_quat(plan["rotation"]) * Rotation.from_quat(state["quaternion"]).inv()).as_rotvec()
         turn = np.clip(self.config["rotation_gain"] * error / 0.5 / n, -1.0, 1.0)
         action = [*move.tolist(), *turn.tolist(), float(plan["gripper"])]

@@ -3,8 +3,6 @@ openpi's LIBERO example (`examples/libero/main.py`) sends."""
 
 from __future__ import annotations
 
-import socket
-
 import numpy as np
 
 from executors.manipulation import openpi_format
@@ -79,21 +77,14 @@ class Pi0Policy(Node):
         self.client = None
 
     def _connect(self) -> None:
-        from openpi_client.websocket_client_policy import WebsocketClientPolicy
-
         host, port = self.config["host"], self.config["port"]
         if host is None:
             from executors.libero.policy_stand_in import LoopbackPolicyServer
 
             self.server = LoopbackPolicyServer()
             host, port = self.server.host, self.server.port
-        try:
-            socket.create_connection((host, port), timeout=5).close()
-        except OSError as exc:
-            raise ConnectionError(f"node {self.node_id!r}: no policy server at {host}:{port} ({exc}); start one "
-                                  "(openpi: scripts/serve_policy.py --env LIBERO) or set config.host to null for "
-                                  "the scripted stand-in") from None
-        self.client = WebsocketClientPolicy(host=host, port=port)
+        self.client = openpi_format.connect(self.node_id, host, port, "start one (openpi: scripts/serve_policy.py "
+                                            "--env LIBERO) or set config.host to null for the scripted stand-in")
 
     def step(self, inputs: dict, ctx) -> dict:
         if self.client is None:

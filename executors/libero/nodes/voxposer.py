@@ -27,9 +27,9 @@ from scipy.spatial.transform import Rotation
 
 from executors.libero.chain import Coroutine, MapFunction, ObjectView, Trace, detected, gripper_detected
 from executors.manipulation import voxels
-from executors.manipulation.lmp import LMPError, extract_code, run_program
+from executors.manipulation.lmp import LMPError, model_program, run_program
 from harness.canvas.registry import Node, node_type
-from harness.models.prompts import read_candidate_file, render
+from harness.models.prompts import read_candidate_file
 
 CALL_NAMES = {"composer": "composer", "parse_query_obj": "parse_query_obj", "affordance": "get_affordance_map",
               "avoidance": "get_avoidance_map", "rotation": "get_rotation_map", "velocity": "get_velocity_map",
@@ -304,16 +304,10 @@ class LMP(_LMPNode):
     caught or retried: a node error that ends the episode."""
 
     def _program(self, query: str, trace: Trace, depth: int) -> tuple[str, dict]:
-        ctx = self.ctx
-        if ctx.model is None:
-            raise RuntimeError(f"node {self.node_id!r} calls a model but the graph pins no model_profile")
         values = {"query": query, "objects": ", ".join(sorted(self.scene)) or "none", "kind": self.kind}
-        user = render(self._text("prompt"), values, where=self.config["prompt"])
-        system = render(self._text("system_prompt"), values, where=self.config["system_prompt"]) \
-            if self.config.get("system_prompt") else None
-        response = ctx.model.complete([{"role": "user", "content": user}], system=system)
-        trace.calls.append({"node": self.node_id, "lmp": self.kind, "request_id": response.request_id, "depth": depth})
-        return extract_code(response.text), {}
+        program, request_id = model_program(self.node_id, self.ctx, self.config, self._text, values)
+        trace.calls.append({"node": self.node_id, "lmp": self.kind, "request_id": request_id, "depth": depth})
+        return program, {}
 
     def _text(self, key: str) -> str:
         if key not in self._texts:

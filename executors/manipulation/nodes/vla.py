@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import json
-import socket
 
 from executors.manipulation import openpi_format, subgoals
 from harness.canvas.registry import Node, node_type
@@ -58,7 +57,6 @@ class VLAPolicy(Node):
 
     def _connect(self) -> None:
         from openpi_client.action_chunk_broker import ActionChunkBroker
-        from openpi_client.websocket_client_policy import WebsocketClientPolicy
 
         host, port = self.config["host"], self.config["port"]
         if host is None:
@@ -66,12 +64,8 @@ class VLAPolicy(Node):
 
             self.server = PolicyServer()
             host, port = self.server.host, self.server.port
-        try:
-            socket.create_connection((host, port), timeout=5).close()
-        except OSError as exc:
-            raise ConnectionError(f"node {self.node_id!r}: no policy server at {host}:{port} ({exc}); start one "
-                                  "(openpi: scripts/serve_policy.py) or set config.host to null for the scripted one")
-        self.client = WebsocketClientPolicy(host=host, port=port)
+        self.client = openpi_format.connect(self.node_id, host, port, "start one (openpi: scripts/serve_policy.py) "
+                                            "or set config.host to null for the scripted one")
         self.broker = ActionChunkBroker(self.client, action_horizon=self.config["action_horizon"])
 
     def reset(self, ctx) -> None:

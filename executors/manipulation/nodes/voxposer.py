@@ -23,9 +23,9 @@ import json
 import numpy as np
 
 from executors.manipulation import voxels
-from executors.manipulation.lmp import LMPError, extract_code, run_program
+from executors.manipulation.lmp import LMPError, model_program, run_program
 from harness.canvas.registry import Node, node_type
-from harness.models.prompts import read_candidate_file, render
+from harness.models.prompts import read_candidate_file
 
 # LMP kind -> the name its callers use for it
 CALL_NAMES = {"composer": "composer", "affordance": "get_affordance_map", "avoidance": "get_avoidance_map",
@@ -198,17 +198,10 @@ class LMP(_LMPNode):
     chain's model calls and dispatched sub-LMP calls."""
 
     def _program(self, query: str, handle: "LMPHandle", trace: Trace, depth: int) -> str:
-        ctx = self.ctx
-        if ctx.model is None:
-            raise RuntimeError(f"node {self.node_id!r} calls a model but the graph pins no model_profile")
         values = {"query": query, "objects": ", ".join(sorted(handle.objects)) or "none", "kind": self.kind}
-        user = render(self._text("prompt"), values, where=self.config["prompt"])
-        system = render(self._text("system_prompt"), values, where=self.config["system_prompt"]) \
-            if self.config.get("system_prompt") else None
-        response = ctx.model.complete([{"role": "user", "content": user}], system=system)
-        trace.calls.append({"node": self.node_id, "lmp": self.kind, "request_id": response.request_id,
-                            "depth": depth})
-        return extract_code(response.text)
+        program, request_id = model_program(self.node_id, self.ctx, self.config, self._text, values)
+        trace.calls.append({"node": self.node_id, "lmp": self.kind, "request_id": request_id, "depth": depth})
+        return program
 
     def _text(self, key: str) -> str:
         if key not in self._texts:
@@ -395,17 +388,7 @@ class VoxelPlanner(Node):
     inputs={"waypoints": {"type": "Waypoints", "doc": "from the path planner"},
             "gripper": {"type": "Gripper", "doc": "end-effector state"}},
     outputs={"actions": {"type": "ActionChunk", "doc": "end-effector delta actions for the simulator"}},
-    config_schema={
-        "type": "object", "additionalProperties": False,
-        "properties": {
-            "lookahead_m": {"type": "number", "minimum": 0, "default": 0.03,
-                            "description": "steer to the first waypoint at least this far away"},
-            "gain": {"type": "number", "exclusiveMinimum": 0, "default": 1.0,
-                     "description": "action = gain * offset / 5 cm, clipped to [-1, 1]"},
-            "chunk": {"type": "integer", "minimum": 1, "maximum": 10, "default": 1,
-                      "description": "actions per tick (the same offset split evenly)"},
-        },
-    },
+    config_schema={"type": "object", "additionalProperties": False, "properties": voxels.STEERING_CONFIG},
     role="action",
     doc="Turns the next waypoint into end-effector delta actions (orientation held) with the planned gripper command.",
 )
@@ -419,11 +402,7 @@ class VoxelController(Node):
     position."""
 
     def step(self, inputs: dict, ctx) -> dict:
-        eef = np.asarray(inputs["gripper"]["position"], float)
         plan = inputs["waypoints"]
-        points = [np.asarray(p, float) for p in plan["points"]] or [eef]
-        goal = next((p for p in points if np.linalg.norm(p - eef) >= self.config["lookahead_m"]), points[-1])
-        n = self.config["chunk"]
-        move = np.clip(self.config["gain"] * (goal - eef) / 0.05 / n, -1.0, 1.0) * float(plan.get("speed", 1.0))
+        move = voxels.steer(np.asarray(inputs["gripper"]["position"], float), plan, self.config)
         action = [*move.tolist(), 0.0, 0.0, 0.0, float(plan["gripper"])]
-        return {"actions": [list(action) for _ in range(n)]}
+        return {"actions": [list(action) for _ in range(self.config["chunk"])]}
