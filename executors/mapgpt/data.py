@@ -29,6 +29,9 @@ from typing import Callable
 from executors.mapgpt.graph import ScanGraph
 from harness.errors import UserError
 
+ABOUT = ("R2R on the Matterport3D navigation graphs: MatterSim connectivity, R2R train/val_seen/val_unseen, "
+         "BLIP+DETR captions of every view (LangNav), from public GitHub copies; Matterport3D Terms of Use "
+         "(non-commercial academic research)")
 MANIFEST_PATH = Path(__file__).resolve().parent / "r2r_files.json"
 SPLITS = ("train", "val_seen", "val_unseen")
 FETCH_HINT = "fetch it with `architect data fetch r2r` (or import a local copy: `architect data fetch r2r --from DIR`)"
