@@ -30,18 +30,32 @@ def test_command_table_matches_what_the_modules_register():
     assert set(main.list_commands(click.Context(main))) == set(registered) | set(plugins)
 
 
-def test_validate_imports_only_its_own_area():
+def _validate_modules(seed: str) -> tuple[dict, set[str]]:
+    """(validate's JSON, the modules it imported) for a seed's graph, in a fresh process."""
     code = ("import sys, json\nfrom harness.cli import main\ntry:\n"
-            f"    main(['validate', {str(seed_graph_path('babyai'))!r}, '--json'])\n"
+            f"    main(['validate', {str(seed_graph_path(seed))!r}, '--json'])\n"
             "finally:\n    print(json.dumps(sorted(sys.modules)))")
-    subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)  # the first one reads the entry points
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    modules = set(json.loads(out.strip().splitlines()[-1]))
+    subprocess.run([sys.executable, "-c", code], capture_output=True)  # the first one reads the entry points
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip().splitlines()
+    return json.loads(out[0]), set(json.loads(out[-1]))
+
+
+def test_validate_imports_only_its_own_area():
+    report, modules = _validate_modules("babyai")
+    assert report["valid"]
     assert "harness.cli.canvas_cmds" in modules
     for other in ("harness.cli.run_cmds", "harness.variants", "harness.cli.model_cmds", "harness.models",
                   "harness.evaluation", "harness.canvas.runtime", "jsonpatch", "jsonschema", "importlib.metadata",
                   "numpy.core", "minigrid.core", "rich"):  # (a lazily imported module is only named)
         assert other not in modules, other
+
+
+def test_llm_types_load_only_for_a_graph_that_uses_them():
+    """`llm.*` is a node namespace like an executor's: its modules load on the first `llm.*` lookup."""
+    report, modules = _validate_modules("babyai-llm")
+    assert report["valid"], report["problems"]
+    assert {"harness.models", "harness.models.nodes"} <= modules
+    assert "harness.cli.model_cmds" not in modules
 
 
 def test_help_lists_every_command_without_importing_what_they_run():

@@ -92,3 +92,19 @@ def test_command_names_are_checked(monkeypatch):
         variant_api.variant_commands(reserved={"mine"})
     bad = VariantSpec(name="bad", skill="s.md", fitness="mean", max_iterations=1, commands={"Bad Name": "no-colon"})
     assert len(bad.problems()) == 2
+
+
+def test_the_variant_api_decides_how_a_variant_runs():
+    """Headless driver, else offline proposer, else the skill; options that do not apply are refused."""
+    shaper, random, kdloop = (variant_api.find_variant(n) for n in ("shaper", "random", "kdloop"))
+    assert (shaper.run_mode, random.run_mode, kdloop.run_mode) == (variant_api.HEADLESS, variant_api.OFFLINE,
+                                                                    variant_api.SKILL)
+    assert shaper.loop_mode("babyai-llm", schedule_options=False, driver_options=True) == variant_api.HEADLESS
+    assert random.loop_mode("babyai", schedule_options=True, driver_options=False) == variant_api.OFFLINE
+    with pytest.raises(VariantError, match="shaper: its own schedule sets the iteration cap"):
+        shaper.loop_mode("babyai-llm", schedule_options=True, driver_options=False)
+    with pytest.raises(VariantError, match=r"run it from Claude Code with `/architect:loop kdloop babyai`.* "
+                                           r"runs only random offline"):
+        kdloop.loop_mode("babyai", schedule_options=False, driver_options=False)
+    with pytest.raises(VariantError, match="has no headless driver"):
+        random.drive_headless("babyai")
