@@ -23,7 +23,7 @@ import threading
 
 import numpy as np
 
-from executors.manipulation.lmp import Budget, LMPError
+from harness.embodied.lmp import Budget, LMPError
 
 
 class Cancelled(BaseException):

@@ -12,9 +12,9 @@ from openpi_client import image_tools
 
 from executors.libero import envs
 from executors.libero.policy_stand_in import HORIZON, LoopbackPolicyServer
-from executors.manipulation.openpi_format import quat_to_axis_angle
 from harness.canvas.episode_log import EpisodeLog
 from harness.canvas.runtime import GraphRunner
+from harness.embodied.openpi_format import quat_to_axis_angle
 
 SOUP = episode("libero_object", 0, 0, max_steps=10)
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from executors.manipulation.adapters import AdapterUnavailable, vlabench
-from executors.manipulation.openpi_format import quat_to_axis_angle
+from harness.embodied.openpi_format import quat_to_axis_angle
 
 QUARTER_TURN_Z_XYZW = np.array([0.0, 0.0, np.sin(np.pi / 4), np.cos(np.pi / 4)])
 

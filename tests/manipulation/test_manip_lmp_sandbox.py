@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from executors.manipulation import voxels
-from executors.manipulation.lmp import LMPError, extract_code, run_program
+from harness.embodied import voxels
+from harness.embodied.lmp import LMPError, extract_code, run_program
 
 
 def test_a_program_sees_only_its_functions_and_returns_ret_val():

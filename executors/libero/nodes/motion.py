@@ -9,8 +9,8 @@ import numpy as np
 from scipy import ndimage
 from scipy.spatial.transform import Rotation
 
-from executors.manipulation import voxels
 from harness.canvas.registry import Node, node_type
+from harness.embodied import voxels
 
 _NEIGHBOURS = np.array([(i, j, k) for i in (-1, 0, 1) for j in (-1, 0, 1) for k in (-1, 0, 1) if (i, j, k) != (0, 0, 0)])
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from executors.manipulation import openpi_format
 from harness.canvas.registry import Node, node_type
+from harness.embodied import openpi_format
 
 
 def state(gripper: dict) -> np.ndarray:

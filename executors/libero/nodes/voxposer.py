@@ -26,9 +26,9 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from executors.libero.chain import Coroutine, MapFunction, ObjectView, Trace, detected, gripper_detected
-from executors.manipulation import voxels
-from executors.manipulation.lmp import LMPError, model_program, run_program
 from harness.canvas.registry import Node, node_type
+from harness.embodied import voxels
+from harness.embodied.lmp import LMPError, model_program, run_program
 from harness.models.prompts import read_candidate_file
 
 CALL_NAMES = {"composer": "composer", "parse_query_obj": "parse_query_obj", "affordance": "get_affordance_map",

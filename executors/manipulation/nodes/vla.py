@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 
-from executors.manipulation import openpi_format, subgoals
+from executors.manipulation import subgoals
 from harness.canvas.registry import Node, node_type
+from harness.embodied import openpi_format
 
 
 @node_type(

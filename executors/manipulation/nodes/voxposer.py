@@ -22,9 +22,9 @@ import json
 
 import numpy as np
 
-from executors.manipulation import voxels
-from executors.manipulation.lmp import LMPError, model_program, run_program
 from harness.canvas.registry import Node, node_type
+from harness.embodied import voxels
+from harness.embodied.lmp import LMPError, model_program, run_program
 from harness.models.prompts import read_candidate_file
 
 # LMP kind -> the name its callers use for it
