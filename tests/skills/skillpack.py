@@ -64,11 +64,13 @@ def substitute(line: str, values: dict[str, str] | None = None) -> list[str]:
     values = PLACEHOLDERS if values is None else values
     out = []
     for token in shlex.split(line):
+        if token == "OPTIONS":  # stands for several words, or none
+            out += shlex.split(values.get(token, ""))
+            continue
         for name in sorted(values, key=len, reverse=True):
             if token == name or "/" in token or token.startswith("$"):
                 token = re.sub(rf"(?<![A-Za-z_]){re.escape(name)}(?![A-Za-z_0-9])", values[name], token)
-        if token:
-            out.append(token)
+        out.append(token)
     return out
 
 
