@@ -69,7 +69,7 @@ def handled(command):
         except UserError as error:
             fail(error, as_json)
         except FileNotFoundError as error:
-            fail(UserError(f"{error.filename}: not found; check the path"), as_json)
+            fail(UserError(f"{error.filename or error}: not found; check the path"), as_json)
         except (OSError, json.JSONDecodeError) as error:
             fail(UserError(f"{type(error).__name__}: {error}; check the file and its permissions"), as_json)
 
