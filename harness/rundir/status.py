@@ -64,7 +64,8 @@ def _report(paths: RunPaths) -> dict:
         + (f" (executor {manifest['executor']})" if seed != manifest["executor"] else "") + f"  ({paths.root})",
         f"tiers: performance {profiles['performance_tier']}"
         + (f" (first {manifest['caps']['eval_episodes']} episodes)" if manifest["caps"].get("eval_episodes") else "")
-        + f", sealed holdout for certification {profiles.get('holdout_tier') or '(see `architect certify`)'}",
+        + ", sealed holdout for certification " + (profiles.get("holdout_tier") or "none" if "holdout_tier" in profiles
+                                                   else "(not recorded by this run: derived when certifying)"),
         f"status: {st['status']}" + (f" (last stop: {st['stop_reason']})" if st["stop_reason"] else ""),
         f"iterations committed: {len(committed) - 1} of cap {cap['cap']}"
         + (f" (goal.md; the run's cap is {cap['manifest']})" if cap["cap"] < cap["manifest"] else "")
