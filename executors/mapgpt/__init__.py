@@ -20,11 +20,11 @@ EXECUTOR = ExecutorSpec(
              "trajectory_steps": "lower"},
     primary_metric="success_rate",
     seeds=in_tree_seeds("mapgpt", "mapgpt-heuristic"),
-    data=(DataRequirement(name="r2r", check="executors.mapgpt.data:complete", fetch="architect data fetch r2r"),),
+    data=(DataRequirement(name="r2r", check="executors.mp3d.data_r2r:complete", fetch="architect data fetch r2r"),),
     optional_dependencies=("MatterSim",),
     oracle="executors.mapgpt.oracle:oracle",
     provenance="executors.mapgpt:provenance",
-    worker_preload=("executors.mapgpt.sim",),
+    worker_preload=("executors.mp3d.sim",),
 )
 
 
@@ -32,8 +32,8 @@ def provenance() -> dict:
     """What produced this executor's results: the simulator backend the
     `auto` setting picks here, and the data version (digest of the checked
     files' sha256) with the data folder and whether every file is present."""
-    from executors.mapgpt import data
-    from executors.mapgpt.sim import real_mattersim_available
+    from executors.mp3d import data_r2r as data
+    from executors.mp3d.sim import real_mattersim_available
 
     root = data.r2r_dir()
     return {"backend": "mattersim" if real_mattersim_available() else "graph",

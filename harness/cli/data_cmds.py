@@ -10,7 +10,7 @@ from harness.cli.output import emit
 from harness.errors import UserError
 from harness.cli.run_options import JSON_OPTION, handled as _handled
 
-DATASETS = {"r2r": "executors.mapgpt.data"}
+DATASETS = {"r2r": "executors.mp3d.data_r2r"}
 
 
 def _module(name: str):

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from executors.mapgpt.graph import ScanGraph
+from executors.mp3d.graph import ScanGraph
 
 ERROR_MARGIN = 3.0
 
@@ -88,7 +88,7 @@ def score_trajectory(graph: ScanGraph, trajectory: list, reference: list[str]) -
 def score_results(results: list[dict], split: str, dataset=None) -> dict:
     """R2R's evaluation of a results file ([{instr_id, trajectory: [[viewpoint, heading, elevation], ...]}]):
     per-instruction scores and their means (SR, OSR, SPL, nDTW, SDTW, CLS in %; NE, TL in m)."""
-    from executors.mapgpt.data import dataset as default_dataset
+    from executors.mp3d.data_r2r import dataset as default_dataset
 
     ds = dataset or default_dataset()
     items = ds.split(split)
@@ -109,6 +109,6 @@ if __name__ == "__main__":
     import sys
 
     if len(sys.argv) != 3:
-        sys.exit("usage: python -m executors.mapgpt.metrics RESULTS.json SPLIT")
+        sys.exit("usage: python -m executors.mp3d.metrics RESULTS.json SPLIT")
     with open(sys.argv[1], encoding="utf-8") as fh:
         print(json.dumps(score_results(json.load(fh), sys.argv[2])["summary"], indent=2))
