@@ -9,11 +9,11 @@ explored voxels."""
 
 from __future__ import annotations
 
-import heapq
 import math
 
 import numpy as np
 
+from executors.mp3d.own_graph import shortest_route
 from harness.canvas.registry import Node, node_type
 
 RAY_STEP_M = 0.5
@@ -94,28 +94,6 @@ class ValueMap(Node):
                     self.writes[vp] = n + 1
 
 
-def route(edges: dict[str, list[str]], positions: dict, start: str, goal: str) -> list[str] | None:
-    """Shortest path on the agent's own graph (edges of visited places, Euclidean lengths)."""
-    best = {start: 0.0}
-    previous: dict[str, str] = {}
-    queue = [(0.0, start)]
-    while queue:
-        cost, here = heapq.heappop(queue)
-        if here == goal:
-            path = [goal]
-            while path[-1] != start:
-                path.append(previous[path[-1]])
-            return path[::-1]
-        if cost > best.get(here, math.inf):
-            continue
-        for nxt in edges.get(here, []):
-            step = cost + float(np.linalg.norm(np.asarray(positions[here]) - np.asarray(positions[nxt])))
-            if step < best.get(nxt, math.inf):
-                best[nxt], previous[nxt] = step, here
-                heapq.heappush(queue, (step, nxt))
-    return None
-
-
 @node_type(
     "eqa.FrontierPlanner",
     inputs={"map": "ValueMap"},
@@ -169,7 +147,7 @@ class FrontierPlanner(Node):
         frontiers = [vp for vp in nav["positions"] if vp not in visited]
         if self.target not in frontiers:
             self.target = self._draw(nav, frontiers, visited, ctx) if frontiers else None
-        path = route(nav["edges"], nav["positions"], nav["current"], self.target) if self.target else None
+        path = shortest_route(nav["edges"], nav["positions"], nav["current"], self.target) if self.target else None
         if path is None or len(path) < 2:
             self.target = None
             return {"exhausted": True}

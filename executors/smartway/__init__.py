@@ -1,0 +1,40 @@
+"""SmartWay executor: R2R navigation on the Matterport3D graphs with waypoint actions
+— a discrete-graph port of SmartWay's zero-shot VLN-CE navigator (Shi et al. 2025)
+and its Open-Nav chain; not VLN-CE: the navigable neighbours stand in for the
+waypoint predictor. The MatterSim-compatible simulator, caption observations and
+R2R metrics are those of `executors.mp3d`. See README.md.
+
+This module only declares the executor (`EXECUTOR`, published under the
+`architect.executors` entry-point group) and imports nothing heavy; the node
+types register when `executors.smartway.node_types` is imported.
+"""
+
+from harness.executor_api import DataRequirement, ExecutorSpec, in_tree_seeds
+
+EXECUTOR = ExecutorSpec(
+    name="smartway",
+    package="executors.smartway",
+    node_modules=("executors.smartway.node_types",),
+    episode_keys=("instr_id",),
+    metrics={"success_rate": "higher", "spl": "higher", "ndtw": "higher", "sdtw": "higher",
+             "oracle_success": "higher", "nav_error": "lower", "trajectory_length": "lower",
+             "trajectory_steps": "lower", "stopped": "higher"},
+    primary_metric="success_rate",
+    seeds=in_tree_seeds("smartway", "smartway-heuristic"),
+    data=(DataRequirement(name="r2r", check="executors.mp3d.data_r2r:complete", fetch="architect data fetch r2r"),),
+    optional_dependencies=("MatterSim",),
+    oracle="executors.smartway.oracle:oracle",
+    provenance="executors.smartway:provenance",
+    worker_preload=("executors.mp3d.sim",),
+)
+
+
+def provenance() -> dict:
+    """The simulator backend `auto` picks here and the R2R data version (digest of the
+    checked files' sha256), the data folder and whether every file is present."""
+    from executors.mp3d import data_r2r
+    from executors.mp3d.sim import real_mattersim_available
+
+    return {"backend": "mattersim" if real_mattersim_available() else "graph",
+            "data_sha256": data_r2r.manifest_digest(), "data_dir": str(data_r2r.r2r_dir()),
+            "data_complete": data_r2r.complete()}
