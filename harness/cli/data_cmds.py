@@ -10,7 +10,8 @@ from harness.cli.output import emit
 from harness.errors import UserError
 from harness.cli.run_options import JSON_OPTION, handled as _handled
 
-DATASETS = {"r2r": "executors.mp3d.data_r2r"}
+DATASETS = {"r2r": "executors.mp3d.data_r2r", "reverie": "executors.eqa.data_reverie",
+            "mp3d-regions": "executors.eqa.data_regions"}
 
 
 def _module(name: str):
@@ -23,7 +24,8 @@ def _module(name: str):
 
 @click.group("data")
 def data_group() -> None:
-    """Data sets of the executors (e.g. r2r for mapgpt): fetch, import, check."""
+    """Data sets of the executors (r2r for mapgpt, smartway and eqa; reverie and mp3d-regions for eqa):
+    fetch, import, check."""
 
 
 @data_group.command("fetch")
