@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import json
 import os
 import shutil
 import sys
@@ -102,7 +101,14 @@ class Manifest:
 
     @cached_property
     def data(self) -> dict:
-        return json.loads(self.path.read_text(encoding="utf-8"))
+        from harness.fileio import read_json
+        from harness.schemas import validate_instance
+
+        data = read_json(self.path, "data-set manifest")
+        problems = validate_instance("data_manifest", data)
+        if problems:
+            raise UserError(f"{self.path}: invalid data-set manifest: " + "; ".join(problems[:3]))
+        return data
 
     @property
     def name(self) -> str:

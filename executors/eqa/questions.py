@@ -42,6 +42,7 @@ from executors.eqa import data_reverie
 from executors.eqa.vocabulary import ASKED, CATEGORIES, NUMBER_WORDS
 from executors.mp3d import data_r2r
 from harness.fileio import data_home
+from harness.schemas import validate_instance
 
 QUESTION_SET_VERSION = 1
 RELEASED_SHA256 = "32b916e2c730b3bd79bb17202f441e76f6c2262044ef8f03c88cf8e2fa196f38"   # on the complete data (tested)
@@ -224,7 +225,12 @@ def scan_questions(scan: str, notes: A.Annotations | None = None, r2r: data_r2r.
     draw = Draw(f"eqa-questions/v{QUESTION_SET_VERSION}/{scan}")
     found = [q for make in (_existence, _count, _room_location, _identification) for q in make(facts, draw)
              if q is not None]
-    return [dict(q, question_id=f"{scan}-{n:02d}") for n, q in enumerate(draw.shuffle(found))]
+    out = [dict(q, question_id=f"{scan}-{n:02d}") for n, q in enumerate(draw.shuffle(found))]
+    for q in out:
+        problems = validate_instance("eqa_question", q)
+        if problems:
+            raise ValueError(f"question {q['question_id']} breaks schemas/eqa_question.schema.json: {problems[0]}")
+    return out
 
 
 def canonical(questions: list[dict]) -> bytes:
