@@ -80,16 +80,18 @@ class HeuristicProgress(Node):
         here = set(words(history["descriptions"].get(history["current"], "")))
         by_pace = min(len(subs) - 1, int(moves * len(subs) / expected))
         self.current = max(self.current, by_pace)
-        marks = set(subs[self.current]["landmarks"])
-        reached = bool(marks) and marks <= here
-        if self.config["landmark_advance"] and reached and self.current < len(subs) - 1:
+        if self.config["landmark_advance"] and self.current < len(subs) - 1 and self._reached(subs, here):
             self.current += 1
-        last_reached = self.current == len(subs) - 1 and reached
+        last_reached = self.current == len(subs) - 1 and self._reached(subs, here)
         done = moves >= expected or last_reached
         why = ("the landmarks of the last part are here" if last_reached else
                f"{moves} of about {expected} moves made" if done else
                f"working on part {self.current + 1} of {len(subs)}: {subs[self.current]['text']}")
         return {"progress": {"current": self.current, "done": done, "thought": why}}
+
+    def _reached(self, subs: list[dict], here: set[str]) -> bool:
+        marks = set(subs[self.current]["landmarks"])
+        return bool(marks) and marks <= here
 
 
 @node_type(
