@@ -27,4 +27,5 @@ EXECUTOR = ExecutorSpec(
     oracle="executors.babyai.oracle:oracle",
     state_renderer="executors.babyai.render:render_state",
     worker_preload=("executors.babyai.envs",),
+    sandbox_modules=("executors.babyai.world",),
 )

@@ -7,8 +7,9 @@ objects. So the file is compiled with RestrictedPython and executed in a
 module whose globals route every attribute access, attribute write, import
 and call with `*args` through the guards below:
 
-- imports only from `ALLOWED_MODULES` (the node API, the executors' public
-  helper modules, a few pure standard-library modules and numpy);
+- imports only from `ALLOWED_MODULES` (the node API, a few pure
+  standard-library modules and numpy) and the helper modules executors
+  declare for candidates (`ExecutorSpec.sandbox_modules`);
 - no names or attributes starting with `__`, no frame/generator/traceback
   internals; a single-underscore attribute (`self._cache`) only on objects of
   the candidate's own classes;
@@ -50,8 +51,6 @@ ALLOWED_MODULES: dict[str, frozenset[str] | None] = {
     "harness.canvas": frozenset({"Node", "node_type"}),
     "harness.canvas.registry": frozenset({"Node", "node_type"}),
     "harness.canvas.node": frozenset({"Node", "node_type"}),
-    # executors' public helper modules
-    "executors.babyai.world": None,
     # pure standard library
     "math": None, "cmath": None, "random": None, "re": None, "json": None, "collections": None,
     "itertools": None, "heapq": None, "bisect": None, "statistics": None, "enum": None, "textwrap": None,
@@ -105,12 +104,21 @@ class _Policy(RestrictingNodeTransformer):
     def visit_ImportFrom(self, node):
         module = node.module or ""
         for alias in node.names:
-            names = ALLOWED_MODULES.get(module, ())
-            allowed = names is None or alias.name in (names or ()) or f"{module}.{alias.name}" in ALLOWED_MODULES
+            names = allowed_modules().get(module, ())
+            allowed = names is None or alias.name in (names or ()) or f"{module}.{alias.name}" in allowed_modules()
             if node.level or not allowed:
                 self.error(node, f"import of {alias.name!r} from {'.' * node.level}{module!r} is not allowed "
                                  "(allowed modules are listed in docs/writing-nodes.md)")
         return super().visit_ImportFrom(node)
+
+
+@functools.cache
+def allowed_modules() -> dict[str, frozenset[str] | None]:
+    """`ALLOWED_MODULES` plus every installed executor's `sandbox_modules` (every public name)."""
+    from harness.executor_api import discover_executors
+
+    declared = {module: None for spec in discover_executors().values() for module in spec.sandbox_modules}
+    return {**declared, **ALLOWED_MODULES}
 
 
 def _private(name: str) -> bool:
@@ -127,7 +135,7 @@ def _owned(obj) -> bool:
 
 
 def _module_allows(module: types.ModuleType, name: str) -> bool:
-    allowed = ALLOWED_MODULES.get(module.__name__, ())
+    allowed = allowed_modules().get(module.__name__, ())
     if allowed is None:
         return not name.startswith("_") and not (module.__name__.startswith("numpy") and name in NUMPY_DENIED)
     return name in allowed
@@ -135,7 +143,7 @@ def _module_allows(module: types.ModuleType, name: str) -> bool:
 
 def _module_reachable(name: str) -> bool:
     """An allowed module, or a package on the way to one (for `a.b.c` traversal)."""
-    return name in ALLOWED_MODULES or any(m.startswith(name + ".") for m in ALLOWED_MODULES)
+    return name in allowed_modules() or any(m.startswith(name + ".") for m in allowed_modules())
 
 
 def guarded_getattr(obj, name, *default):
@@ -228,7 +236,7 @@ def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
         _deny("use relative imports")
     if fromlist:
         for item in fromlist:
-            if f"{name}.{item}" not in ALLOWED_MODULES and name not in ALLOWED_MODULES:
+            if f"{name}.{item}" not in allowed_modules() and name not in allowed_modules():
                 _deny(f"import {item!r} from {name!r}")
     elif not _module_reachable(name):
         _deny(f"import {name!r}")
@@ -236,7 +244,7 @@ def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
     for item in fromlist or ():
         value = getattr(module, item, None)
         if isinstance(value, types.ModuleType):
-            if value.__name__ not in ALLOWED_MODULES:
+            if value.__name__ not in allowed_modules():
                 _deny(f"import the module {value.__name__!r}")
             _freeze(value)
         elif not _module_allows(module, item):
