@@ -30,6 +30,7 @@ EXECUTOR = ExecutorSpec(
     oracle="executors.eqa.oracle:oracle",
     provenance="executors.eqa:provenance",
     worker_preload=("executors.mp3d.sim",),
+    sandbox_modules=("executors.eqa.vocabulary",),
 )
 
 

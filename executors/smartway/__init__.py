@@ -26,6 +26,7 @@ EXECUTOR = ExecutorSpec(
     oracle="executors.smartway.oracle:oracle",
     provenance="executors.smartway:provenance",
     worker_preload=("executors.mp3d.sim",),
+    sandbox_modules=("executors.mp3d.instructions",),
 )
 
 

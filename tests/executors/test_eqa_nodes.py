@@ -226,3 +226,44 @@ def test_every_eqa_type_documents_its_full_behaviour():
     short = [n for n, t in types.items() if len(t["behaviour"]) <= len(t["doc"])]
     assert not short
     assert "gives uniform probabilities and confidence 0" in " ".join(types["eqa.AnswerVLM"]["behaviour"].split())
+
+
+class RecordingModel:
+    """Stands where ctx.model is: records the request, answers with a fixed reply."""
+
+    def __init__(self, reply: str):
+        self.reply, self.requests = reply, []
+
+    def complete(self, messages, **kwargs):
+        from types import SimpleNamespace
+
+        self.requests.append((messages, kwargs))
+        return SimpleNamespace(text=self.reply)
+
+
+def model_ctx(tmp_path, reply):
+    (tmp_path / "prompts").mkdir(exist_ok=True)
+    (tmp_path / "prompts" / "s.md").write_text("system")
+    (tmp_path / "prompts" / "u.md").write_text("Task: answer\n{{question}}\n{{view}}")
+    ctx = FakeCtx()
+    ctx.candidate_dir, ctx.model = tmp_path, RecordingModel(reply)
+    return ctx
+
+
+def test_answer_vlm_sends_the_views_images_and_reads_its_json(tmp_path):
+    import numpy as np
+
+    ctx = model_ctx(tmp_path, 'Sure: {"answer": {"A": 2, "B": 1, "C": 1, "D": 0}, "confident": 0.7}')
+    node = make_node("eqa.AnswerVLM", {"system_prompt": "prompts/s.md", "user_template": "prompts/u.md"})
+    view = view_of("a kitchen")
+    view["views"][0]["image"] = np.zeros((4, 4, 3), dtype=np.uint8)
+    scores = node.step({"question": "Q?\nA. x", "choices": ["x", "y", "z", "w"], "view": view}, ctx)["scores"]
+    assert scores == {"probs": pytest.approx([1 / 3, 1 / 3, 1 / 3, 0.0]), "confidence": 0.7}  # 2 clipped to 1
+    (messages, kwargs), = ctx.model.requests
+    content = messages[0]["content"]
+    assert kwargs["system"] == "system" and content[0]["text"].startswith("Task: answer\nQ?")
+    assert content[1]["type"] == "image" and content[1]["media_type"] == "image/png"
+    broken = make_node("eqa.AnswerVLM", {"system_prompt": "prompts/s.md", "user_template": "prompts/u.md"})
+    fallback = broken.step({"question": "Q?", "choices": ["x"] * 4, "view": view_of("a kitchen")},
+                           model_ctx(tmp_path, "I cannot tell."))["scores"]
+    assert fallback == {"probs": [0.25] * 4, "confidence": 0.0}
