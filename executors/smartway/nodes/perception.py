@@ -37,8 +37,8 @@ def description(waypoint: dict) -> str:
     "smartway.Observe",
     inputs={"panorama": "Panorama", "state": "NavState"},
     outputs={"waypoints": {"type": "List[Waypoint]",
-                           "doc": "{viewpoint, direction, rel_heading_deg, distance, caption, objects, position} "
-                                  "per navigable neighbour, left to right"}},
+                           "doc": "{viewpoint, direction, rel_heading_deg, distance, caption, objects, position"
+                                  "[, image]} per navigable neighbour, left to right"}},
     config_schema={"type": "object", "properties": {}, "additionalProperties": False},
     role="observation",
     doc="The waypoints around the agent: every navigable neighbour (standing in for SmartWay's predicted "
@@ -51,19 +51,23 @@ class Observe(Node):
     Its direction is relative to the agent's heading: 'up' or 'down' when that view is
     tilted, else by the angle to the waypoint: under 30 degrees 'ahead', under 75
     'front left'/'front right', under 135 'left'/'right', otherwise 'behind'; distance is
-    straight-line metres. Waypoints are listed by relative heading, left to right. A
-    place without neighbours gives an empty list. It has no config."""
+    straight-line metres; in image mode it carries that view's image. Waypoints are
+    listed by relative heading, left to right. A place without neighbours gives an empty
+    list. It has no config."""
 
     def step(self, inputs, ctx):
         state = inputs["state"]
         out = []
         for cand in nearest_centre_candidates(inputs["panorama"]["views"]):
             rel = math.remainder(cand["heading"] - state["heading"], 2 * math.pi)
-            out.append({"viewpoint": cand["viewpoint"], "direction": direction_word(rel, cand["view_elevation"]),
+            waypoint = {"viewpoint": cand["viewpoint"], "direction": direction_word(rel, cand["view_elevation"]),
                         "rel_heading_deg": round(math.degrees(rel), 1),
                         "distance": round(math.dist(state["position"], cand["position"]), 2),
                         "caption": cand["caption"], "objects": list(cand["objects"]),
-                        "position": list(cand["position"])})
+                        "position": list(cand["position"])}
+            if "image" in cand:
+                waypoint["image"] = cand["image"]
+            out.append(waypoint)
         return {"waypoints": sorted(out, key=lambda w: w["rel_heading_deg"])}
 
 

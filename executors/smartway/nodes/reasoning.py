@@ -209,7 +209,8 @@ class LLMChooser(Prompted, Node):
     """Renders `user_template` with {{plan}} (sub-instructions with the current one
     marked), {{progress}} (the estimate's thought and whether it thinks the instruction
     is done), {{history}} and {{waypoints}} (one line per waypoint: 'A. Place 3, front
-    left, 2.1 m (visited): <caption> (objects: ...)'), and reads {"thought": "...",
+    left, 2.1 m (visited): <caption> (objects: ...)'; in image mode the waypoints' images
+    follow the text in the same order), and reads {"thought": "...",
     "action": "<letter>" | "stop" | "backtrack", "place": <number, for backtrack>}. A
     letter of a listed waypoint moves there; 'backtrack' goes to the named visited place
     (another or no number: the most recent visited place with unvisited neighbours);
@@ -224,7 +225,8 @@ class LLMChooser(Prompted, Node):
         value, _ = self.ask(ctx, {
             "plan": plan_text(inputs["plan"], progress), "history": history["text"],
             "waypoints": waypoint_text(waypoints, history) or "none",
-            "progress": f"{progress['thought']} (done: {'yes' if progress['done'] else 'no'})"})
+            "progress": f"{progress['thought']} (done: {'yes' if progress['done'] else 'no'})"},
+            [w["image"] for w in waypoints if "image" in w])
         ranked = [w["viewpoint"] for w in waypoints]
         action = str((value or {}).get("action") or "").strip()
         thought = str((value or {}).get("thought") or "")
