@@ -9,16 +9,14 @@ import time
 
 from executors.eqa.questions import QUESTION_SET_VERSION, question_set
 from executors.mp3d import data_r2r as D
-from executors.mp3d.walker import Walker
-
-_walkers: dict = {}
+from executors.mp3d.walker import oracle_walker
 
 
 def oracle(episode: dict) -> dict:
     started = time.perf_counter()
     item = question_set().question(episode["question_id"])
     data = D.dataset()
-    walker = _walkers.setdefault(str(data.root), Walker(data, backend="graph"))
+    walker = oracle_walker(data)
     walker.start(item["scan"], item["start"]["viewpoint"], item["start"]["heading"])
     graph = data.graph(item["scan"])
     here = item["start"]["viewpoint"]

@@ -66,6 +66,16 @@ def verify(root: Path | None = None) -> dict:
     return MANIFEST.verify(root)
 
 
+def provenance() -> dict:
+    """What produced an R2R executor's results: the simulator backend the `auto` setting
+    picks here, and the data version (digest of the checked files' sha256) with the data
+    folder and whether every file is present."""
+    from executors.mp3d.sim import real_mattersim_available
+
+    return {"backend": "mattersim" if real_mattersim_available() else "graph",
+            "data_sha256": manifest_digest(), "data_dir": str(r2r_dir()), "data_complete": complete()}
+
+
 def scan_files(scan: str) -> list[str]:
     return [f"connectivity/{scan}_connectivity.json", f"captions/{scan}.json.gz"]
 

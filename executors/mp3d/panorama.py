@@ -59,6 +59,14 @@ def sweep(sim, scan: str, viewpoint: str, captions: dict | None, keep_images: bo
     return views
 
 
+def describe(view: dict) -> str:
+    """A view (or a candidate taken from one) as text: '<caption> (objects: a, b)', or
+    'no description' when its caption is empty."""
+    objects = ", ".join(view.get("objects") or [])
+    text = view.get("caption") or "no description"
+    return f"{text} (objects: {objects})" if objects else text
+
+
 def view_candidate(view: dict, loc: dict, angle: float) -> dict:
     """A neighbour as seen in one view: the view's index, the neighbour's navigable index in it,
     its absolute heading and elevation, and that view's caption and objects (and image)."""

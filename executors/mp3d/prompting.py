@@ -12,6 +12,8 @@ PROMPT_CONFIG = {
     "system_prompt": {"type": "string", "description": "candidate file with the system prompt"},
     "user_template": {"type": "string", "description": "candidate file with the user message ({{name}} placeholders)"},
 }
+PROMPTED_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["system_prompt", "user_template"],
+                   "properties": PROMPT_CONFIG}     # the config schema of a node configured by its prompt files only
 
 
 class Prompted:

@@ -42,6 +42,24 @@ def turn_then_move(view_index: int, candidate: dict) -> list[list[int]]:
     return actions
 
 
+def config_schema(privileged: str) -> dict:
+    """The config schema of a simulator node driving a Walker (`privileged`: its privileged output)."""
+    return {
+        "type": "object",
+        "properties": {
+            "backend": {"enum": ["auto", "graph", "mattersim"], "default": "auto",
+                        "description": "auto: the real MatterSim when importable, else the graph backend"},
+            "observation": {"enum": ["text", "image"], "default": "text",
+                            "description": "image: keep each view's RGB (real MatterSim with rendering only)"},
+            "dataset_path": {"type": ["string", "null"], "default": None,
+                             "description": "Matterport3D scans folder for image mode (MatterSim's setDatasetPath)"},
+            "privileged_outputs": {"type": "boolean", "default": False,
+                                   "description": f"emit {privileged} (scoring, debugging)"},
+        },
+        "additionalProperties": False,
+    }
+
+
 class Walker:
     """The simulators of one agent over one data folder. `backend`: auto (the real MatterSim
     when importable), graph or mattersim; `image_mode` keeps each view's RGB (real MatterSim
@@ -131,3 +149,14 @@ class Walker:
 
     def close(self) -> None:
         self.sim = self.sweeper = None
+
+
+_oracle_walkers: dict[str, Walker] = {}
+
+
+def oracle_walker(data: D.Dataset) -> Walker:
+    """A graph-backend Walker over a data folder, one per process (the oracles walk with it)."""
+    key = str(data.root)
+    if key not in _oracle_walkers:
+        _oracle_walkers[key] = Walker(data, backend="graph")
+    return _oracle_walkers[key]

@@ -21,23 +21,6 @@ BODY_OUTPUTS = {
 }
 
 
-def config_schema(privileged: str) -> dict:
-    return {
-        "type": "object",
-        "properties": {
-            "backend": {"enum": ["auto", "graph", "mattersim"], "default": "auto",
-                        "description": "auto: the real MatterSim when importable, else the graph backend"},
-            "observation": {"enum": ["text", "image"], "default": "text",
-                            "description": "image: keep each view's RGB (real MatterSim with rendering only)"},
-            "dataset_path": {"type": ["string", "null"], "default": None,
-                             "description": "Matterport3D scans folder for image mode (MatterSim's setDatasetPath)"},
-            "privileged_outputs": {"type": "boolean", "default": False,
-                                   "description": f"emit {privileged} (scoring, debugging)"},
-        },
-        "additionalProperties": False,
-    }
-
-
 class WaypointSimulator(SimulatorNode):
     def setup(self) -> None:
         self.data = D.dataset()

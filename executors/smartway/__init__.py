@@ -24,18 +24,8 @@ EXECUTOR = ExecutorSpec(
     data=(DataRequirement(name="r2r", module="executors.mp3d.data_r2r"),),
     optional_dependencies=("MatterSim",),
     oracle="executors.smartway.oracle:oracle",
-    provenance="executors.smartway:provenance",
+    provenance="executors.mp3d.data_r2r:provenance",
     worker_preload=("executors.mp3d.sim",),
     sandbox_modules=("executors.mp3d.instructions",),
 )
 
-
-def provenance() -> dict:
-    """The simulator backend `auto` picks here and the R2R data version (digest of the
-    checked files' sha256), the data folder and whether every file is present."""
-    from executors.mp3d import data_r2r
-    from executors.mp3d.sim import real_mattersim_available
-
-    return {"backend": "mattersim" if real_mattersim_available() else "graph",
-            "data_sha256": data_r2r.manifest_digest(), "data_dir": str(data_r2r.r2r_dir()),
-            "data_complete": data_r2r.complete()}

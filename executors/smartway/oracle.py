@@ -8,16 +8,14 @@ import time
 
 from executors.mp3d import data_r2r as D
 from executors.mp3d.metrics import score_trajectory
-from executors.mp3d.walker import Walker
-
-_walkers: dict = {}
+from executors.mp3d.walker import oracle_walker
 
 
 def oracle(episode: dict) -> dict:
     started = time.perf_counter()
     data = D.dataset()
     item = data.episode(episode["split"], episode["instr_id"])
-    walker = _walkers.setdefault(str(data.root), Walker(data, backend="graph"))
+    walker = oracle_walker(data)
     walker.start(item["scan"], item["path"][0], item["heading"])
     graph = data.graph(item["scan"])
     route = graph.path(item["path"][0], item["path"][-1])[1:episode.get("max_steps", 15)]

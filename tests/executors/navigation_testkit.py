@@ -9,11 +9,12 @@ import re
 from pathlib import Path
 
 import pytest
+# the fixture, the seeds folder and the full-R2R check are mapgpt's
+from mapgpt_testkit import FIXTURE, SEEDS  # noqa: F401
+from mapgpt_testkit import full_data_dir as full_r2r  # noqa: F401
+from mapgpt_testkit import needs_full_data as needs_full_r2r  # noqa: F401
+from mapgpt_testkit import _text
 
-from harness import PROJECT_ROOT
-
-FIXTURE = PROJECT_ROOT / "tests" / "fixtures" / "mp3d"
-SEEDS = PROJECT_ROOT / "seeds"
 SCRIPTED_MODEL = "scripted-navigation-model"
 
 
@@ -26,27 +27,11 @@ def full_eqa_data() -> Path | None:
     return data_reverie.reverie_dir().parent if ok else None
 
 
-def full_r2r() -> Path | None:
-    from executors.mp3d import data_r2r
-
-    return data_r2r.r2r_dir() if data_r2r.complete() else None
-
-
 needs_full_eqa_data = pytest.mark.skipif(
     full_eqa_data() is None,
     reason="needs the full R2R, REVERIE and mp3d-regions data in the data folder: run `architect data fetch r2r`, "
            "`architect data fetch reverie` and `architect data fetch mp3d-regions` (CI imports them from "
            "../shared/data/ with --from)")
-needs_full_r2r = pytest.mark.skipif(
-    full_r2r() is None,
-    reason="needs the full R2R data in the data folder: run `architect data fetch r2r` "
-           "(CI imports ../shared/data/r2r with `architect data fetch r2r --from ../shared/data/r2r`)")
-
-
-def _text(content) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(part.get("text", "") for part in content if isinstance(part, dict))
 
 
 def scripted_navigator(api: str, system, messages: list, body: dict) -> str:

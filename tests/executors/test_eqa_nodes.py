@@ -16,11 +16,6 @@ from executors.mp3d.walker import NotNavigable
 
 
 @pytest.fixture
-def fixture_data(monkeypatch):
-    monkeypatch.setenv("ARCHITECT_DATA_DIR", str(FIXTURE))
-
-
-@pytest.fixture
 def sim(fixture_data):
     node = make_node("eqa.Simulator", {"backend": "graph", "privileged_outputs": True})
     yield node

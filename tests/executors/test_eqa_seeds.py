@@ -18,11 +18,6 @@ from harness.evaluation import evaluate
 from harness.testing.loopback_server import LoopbackServer
 
 
-@pytest.fixture
-def fixture_data(monkeypatch):
-    monkeypatch.setenv("ARCHITECT_DATA_DIR", str(FIXTURE))
-
-
 def architect(*args, env=None, timeout=600):
     return subprocess.run(["architect", *args], capture_output=True, text=True, env=env, timeout=timeout)
 

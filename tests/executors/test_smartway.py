@@ -21,11 +21,6 @@ from harness.testing.loopback_server import LoopbackServer
 
 
 @pytest.fixture
-def fixture_data(monkeypatch):
-    monkeypatch.setenv("ARCHITECT_DATA_DIR", str(FIXTURE))
-
-
-@pytest.fixture
 def sim(fixture_data):
     node = make_node("smartway.Simulator", {"backend": "graph", "privileged_outputs": True})
     yield node

@@ -7,7 +7,7 @@ import math
 
 from executors.eqa.questions import LETTERS, PAD
 from executors.eqa.vocabulary import CATEGORIES, NUMBER_WORDS, ROOM_WORDS, category_named, words
-from executors.mp3d.prompting import PROMPT_CONFIG, Prompted, probability
+from executors.mp3d.prompting import PROMPTED_SCHEMA, Prompted, probability
 from harness.canvas.registry import Node, node_type
 
 PORTS = dict(
@@ -126,8 +126,7 @@ class HeuristicAnswer(Node):
 
 
 @node_type("eqa.AnswerVLM", **PORTS, role="answer", uses_model=True,
-           config_schema={"type": "object", "additionalProperties": False,
-                          "required": ["system_prompt", "user_template"], "properties": dict(PROMPT_CONFIG)},
+           config_schema=PROMPTED_SCHEMA,
            doc="Asks the pinned model, once per step, for its probability of each choice and its probability "
                "that the current view suffices to answer (ExploreEQA's answer and confidence queries).")
 class AnswerVLM(Prompted, Node):

@@ -3,9 +3,12 @@ query) and whether anything in view is worth exploring (its global query)."""
 
 from __future__ import annotations
 
+import math
+
 from executors.eqa.nodes.answer import normalised
 from executors.eqa.vocabulary import CATEGORIES, ROOM_WORDS, category_named, words
-from executors.mp3d.prompting import PROMPT_CONFIG, Prompted, probability
+from executors.mp3d.panorama import describe
+from executors.mp3d.prompting import PROMPTED_SCHEMA, Prompted, probability
 from harness.canvas.registry import Node, node_type
 
 PORTS = dict(
@@ -17,8 +20,7 @@ MIN_POINTS = 2   # ExploreEQA's min_num_prompt_points: fewer points, no explorat
 
 
 def point_text(points: list[dict]) -> str:
-    return "\n".join(f"{p['letter']}. {p['rel_heading'] * 57.2958:+.0f} degrees: {p['caption'] or 'nothing described'}"
-                     + (f" (objects: {', '.join(p['objects'])})" if p["objects"] else "") for p in points)
+    return "\n".join(f"{p['letter']}. {math.degrees(p['rel_heading']):+.0f} degrees: {describe(p)}" for p in points)
 
 
 @node_type("eqa.HeuristicExplore", **PORTS, role="explore",
@@ -55,8 +57,7 @@ class HeuristicExplore(Node):
 
 
 @node_type("eqa.ExploreVLM", **PORTS, role="explore", uses_model=True,
-           config_schema={"type": "object", "additionalProperties": False,
-                          "required": ["system_prompt", "user_template"], "properties": dict(PROMPT_CONFIG)},
+           config_schema=PROMPTED_SCHEMA,
            doc="Asks the pinned model which lettered point in view it would explore to answer the question and "
                "whether any direction in view is worth exploring (ExploreEQA's local and global queries).")
 class ExploreVLM(Prompted, Node):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from executors.mp3d.panorama import describe
 from harness.canvas.registry import Node, node_type
 
 VIEWS_PER_ROW = 12
@@ -13,12 +14,6 @@ VIEWS_PER_ROW = 12
 def heading_offset(view_heading: float, heading: float) -> float:
     """The view's heading relative to the agent's, in (-pi, pi]."""
     return math.remainder(view_heading - heading, 2 * math.pi)
-
-
-def view_line(view: dict) -> str:
-    objects = ", ".join(view.get("objects") or [])
-    caption = view.get("caption") or "nothing described"
-    return f"{caption} (objects: {objects})" if objects else caption
 
 
 def farthest_points(points: list[dict], k: int) -> list[dict]:
@@ -58,8 +53,8 @@ class Observe(Node):
     """Turns the 36-view panorama into the agent's current view and its prompt points. The
     view is the views of the configured `rows` whose column lies within `half_width`
     columns of the column nearest the agent's heading, left to right; its `text` has one
-    line per view, '<offset> degrees: <caption> (objects: a, b)' ('nothing described'
-    for an empty caption), and each view keeps its image in image mode. Points are the
+    line per view, '<offset> degrees, <down|level|up>: <caption> (objects: a, b)' ('no
+    description' for an empty caption), and each view keeps its image in image mode. Points are the
     navigable neighbours (from any view of the panorama, each taken once, where it lies
     nearest a view centre) whose horizontal direction is within half of `point_fov_deg`
     of the heading; with more than `max_points` of them it keeps points spread by
@@ -84,7 +79,7 @@ class Observe(Node):
                     entry["image"] = view["image"]
                 seen.append(entry)
         text = "\n".join(f"{v['offset_deg']:+d} degrees, {('down', 'level', 'up')[v['view_index'] // 12]}: "
-                         f"{view_line(v)}" for v in seen)
+                         f"{describe(v)}" for v in seen)
         points = self._points(views, heading, inputs["state"].get("position"))
         return {"view": {"viewpoint": inputs["panorama"]["viewpoint"], "heading": heading, "text": text, "views": seen},
                 "points": points}

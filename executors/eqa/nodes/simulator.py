@@ -4,7 +4,8 @@ at a start viewpoint, answered while moving over the navigation graph."""
 from __future__ import annotations
 
 from executors.eqa.questions import LETTERS, QUESTION_SET_VERSION, question_set
-from executors.mp3d.waypoints import ACTIONS_PORT, BODY_OUTPUTS, WaypointSimulator, config_schema
+from executors.mp3d.walker import config_schema
+from executors.mp3d.waypoints import ACTIONS_PORT, BODY_OUTPUTS, WaypointSimulator
 from harness.canvas.registry import node_type
 
 

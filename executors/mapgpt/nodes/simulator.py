@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from executors.mp3d import data_r2r as D
 from executors.mp3d.metrics import score_trajectory
-from executors.mp3d.walker import Walker
+from executors.mp3d.walker import Walker, config_schema
 from harness.canvas.registry import SimulatorNode, node_type
 
 MAX_ACTIONS = 15   # decisions per episode (MapGPT's --max_action_len)
@@ -24,20 +24,7 @@ STOP = "stop"
         "feedback": {"type": "Feedback", "doc": "{executed: actions run this tick, moved_to, stopped}"},
         "reference_path": {"type": "List[Text]", "privileged": True, "doc": "the R2R reference path (scoring only)"},
     },
-    config_schema={
-        "type": "object",
-        "properties": {
-            "backend": {"enum": ["auto", "graph", "mattersim"], "default": "auto",
-                        "description": "auto: the real MatterSim when importable, else the graph backend"},
-            "observation": {"enum": ["text", "image"], "default": "text",
-                            "description": "image: keep each view's RGB (real MatterSim with rendering only)"},
-            "dataset_path": {"type": ["string", "null"], "default": None,
-                             "description": "Matterport3D scans folder for image mode (MatterSim's setDatasetPath)"},
-            "privileged_outputs": {"type": "boolean", "default": False,
-                                   "description": "emit reference_path (scoring, debugging)"},
-        },
-        "additionalProperties": False,
-    },
+    config_schema=config_schema("reference_path"),
     doc="An R2R instruction on the Matterport3D graph: discretised views, MatterSim actions, "
         f"at most {MAX_ACTIONS} move-or-stop decisions; metrics are R2R's.",
 )

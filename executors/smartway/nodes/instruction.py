@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from executors.mp3d.instructions import landmarks, segments
-from executors.mp3d.prompting import PROMPT_CONFIG, Prompted
+from executors.mp3d.prompting import PROMPTED_SCHEMA, Prompted
 from harness.canvas.registry import Node, node_type
 
 ACTIONS = (("turn left", ("left",)), ("turn right", ("right",)), ("turn around", ("around",)),
@@ -60,8 +60,7 @@ class KeywordDecompose(Node):
 
 
 @node_type("smartway.LLMDecompose", **PORTS, role="decomposition", uses_model=True,
-           config_schema={"type": "object", "additionalProperties": False,
-                          "required": ["system_prompt", "user_template"], "properties": dict(PROMPT_CONFIG)},
+           config_schema=PROMPTED_SCHEMA,
            doc="Asks the pinned model once per episode to decompose the instruction into actions and "
                "landmarks (Open-Nav's instruction comprehension).")
 class LLMDecompose(Prompted, Node):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from executors.mp3d.panorama import nearest_centre_candidates
+from executors.mp3d.panorama import describe, nearest_centre_candidates
 from harness.canvas.registry import Node, node_type
 
 
@@ -25,12 +25,6 @@ def direction_word(rel_heading: float, view_elevation: float) -> str:
     if magnitude < 135:
         return side
     return "behind"
-
-
-def description(waypoint: dict) -> str:
-    objects = ", ".join(waypoint.get("objects") or [])
-    text = waypoint.get("caption") or "nothing described"
-    return f"{text} (objects: {objects})" if objects else text
 
 
 @node_type(
@@ -130,7 +124,7 @@ class History(Node):
         for w in waypoints:
             self.number(w["viewpoint"])
             self.positions.setdefault(w["viewpoint"], list(w["position"]))
-            self.descriptions[w["viewpoint"]] = description(w)
+            self.descriptions[w["viewpoint"]] = describe(w)
         self.edges.setdefault(here, [w["viewpoint"] for w in waypoints])
         return {"history": {"places": list(self.places), "trajectory": list(self.trajectory), "edges": self.edges,
                             "positions": self.positions, "descriptions": self.descriptions,

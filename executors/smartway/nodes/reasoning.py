@@ -5,14 +5,13 @@ Each stage has a model-free type and a model type with the same ports."""
 from __future__ import annotations
 
 from executors.mp3d.instructions import words
-from executors.mp3d.prompting import PROMPT_CONFIG, Prompted
+from executors.mp3d.panorama import describe
+from executors.mp3d.prompting import PROMPTED_SCHEMA, Prompted
 from harness.canvas.registry import Node, node_type
 
 PROGRESS_PORT = {"type": "Progress", "doc": "{current: sub-instruction index, done: bool, thought}"}
 CHOICE_PORT = {"type": "Choice", "doc": "{kind: move|stop|backtrack, viewpoint (move), target (backtrack), "
                                         "ranked: [waypoints best first], thought}"}
-MODEL_CONFIG = {"type": "object", "additionalProperties": False, "required": ["system_prompt", "user_template"],
-                "properties": dict(PROMPT_CONFIG)}
 
 
 def plan_text(plan: dict, progress: dict | None = None) -> str:
@@ -28,9 +27,7 @@ def plan_text(plan: dict, progress: dict | None = None) -> str:
 def waypoint_text(waypoints: list[dict], history: dict) -> str:
     visited = set(history["trajectory"])
     return "\n".join(f"{chr(ord('A') + i)}. Place {history['places'].index(w['viewpoint'])}, {w['direction']}, "
-                     f"{w['distance']:.1f} m{' (visited)' if w['viewpoint'] in visited else ''}: "
-                     f"{w['caption'] or 'nothing described'}"
-                     + (f" (objects: {', '.join(w['objects'])})" if w["objects"] else "")
+                     f"{w['distance']:.1f} m{' (visited)' if w['viewpoint'] in visited else ''}: {describe(w)}"
                      for i, w in enumerate(waypoints))
 
 
@@ -98,7 +95,7 @@ class HeuristicProgress(Node):
     "smartway.LLMProgress",
     inputs={"plan": "InstructionPlan", "history": "NavHistory", "state": "NavState"},
     outputs={"progress": PROGRESS_PORT},
-    config_schema=MODEL_CONFIG, role="progress", uses_model=True,
+    config_schema=PROMPTED_SCHEMA, role="progress", uses_model=True,
     doc="Asks the pinned model which sub-instruction the agent is on and whether the whole instruction is "
         "done, from the decomposed instruction and the history (Open-Nav's progress estimation).",
 )
@@ -201,7 +198,7 @@ class HeuristicChooser(Node):
     inputs={"plan": "InstructionPlan", "progress": "Progress", "history": "NavHistory",
             "waypoints": "List[Waypoint]"},
     outputs={"choice": CHOICE_PORT},
-    config_schema=MODEL_CONFIG, role="chooser", uses_model=True,
+    config_schema=PROMPTED_SCHEMA, role="chooser", uses_model=True,
     doc="Asks the pinned model to choose a lettered waypoint, to stop, or to go back to a numbered place it "
         "visited, given the instruction's parts, the progress estimate and the history.",
 )
@@ -311,7 +308,7 @@ class RuleFusion(Node):
         return {"decision": fused(choice, progress, continued(choice, inputs["history"]), why)}
 
 
-@node_type("smartway.LLMFusion", **FUSION_PORTS, role="fusion", uses_model=True, config_schema=MODEL_CONFIG,
+@node_type("smartway.LLMFusion", **FUSION_PORTS, role="fusion", uses_model=True, config_schema=PROMPTED_SCHEMA,
            doc="Fuses the completion estimate and the waypoint choice; only when they disagree about stopping "
                "it asks the pinned model to settle it.")
 class LLMFusion(Prompted, Node):

@@ -4,7 +4,8 @@ actions — the navigable neighbours stand in for SmartWay's predicted waypoints
 from __future__ import annotations
 
 from executors.mp3d.metrics import score_trajectory
-from executors.mp3d.waypoints import ACTIONS_PORT, BODY_OUTPUTS, WaypointSimulator, config_schema
+from executors.mp3d.walker import config_schema
+from executors.mp3d.waypoints import ACTIONS_PORT, BODY_OUTPUTS, WaypointSimulator
 from harness.canvas.registry import node_type
 
 
