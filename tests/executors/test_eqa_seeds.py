@@ -121,3 +121,15 @@ def test_architect_executors_lists_both_navigation_ports():
     assert set(listed["eqa"]["seeds"]) == {"explore-eqa", "explore-eqa-heuristic"}
     assert set(listed["smartway"]["seeds"]) == {"smartway", "smartway-heuristic"}
     assert {d["name"] for d in listed["eqa"]["data"]} == {"r2r", "reverie", "mp3d-regions"}
+
+
+def test_an_episode_that_errs_counts_as_a_wrong_answer():
+    from harness.evaluation.records import summarize
+
+    right = {"success": True, "infra_error": None, "error": None, "termination": "success", "metrics":
+             {"accuracy": 1.0, "accuracy_count": 1.0}, "model_calls": 0, "input_tokens": 0, "output_tokens": 0,
+             "cost_usd": 0.0}
+    crashed = dict(right, success=False, error="node 'x' raised in reset", termination="node_error", metrics={})
+    summary = summarize([right, crashed], "accuracy", ["accuracy_count"])
+    assert summary["primary"]["mean"] == 0.5 and summary["primary"]["n"] == 2
+    assert summary["secondary"]["accuracy_count"] == 1.0                 # per type: over the answered episodes
