@@ -12,7 +12,7 @@ Every file is produced under a temporary name in its target folder, checked
 against its size and checksum, and only then renamed into place, so an
 interrupted fetch or import leaves only whole, checked files, and running it
 again installs what is missing or wrong (it resumes). The data set's folder is
-`harness.fileio.data_home()/<dataset>` unless a destination is given.
+`harness.roots.data_home()/<dataset>` unless a destination is given.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from harness.errors import UserError
-from harness.fileio import data_home
+from harness.roots import data_home
 
 Producer = Callable[[str, dict, Path], None]   # (relative path, manifest entry, temporary file to fill)
 

@@ -41,7 +41,7 @@ from executors.eqa import annotations as A
 from executors.eqa import data_reverie
 from executors.eqa.vocabulary import ASKED, CATEGORIES, NUMBER_WORDS
 from executors.mp3d import data_r2r
-from harness.fileio import data_home
+from harness.roots import data_home
 from harness.schemas import validate_instance
 
 QUESTION_SET_VERSION = 1
