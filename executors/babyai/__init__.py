@@ -27,4 +27,5 @@ EXECUTOR = ExecutorSpec(
     oracle="executors.babyai.oracle:oracle",
     state_renderer="executors.babyai.render:render_state",
     worker_preload=("executors.babyai.envs",),
+    stand_in_planner="executors.babyai.stand_ins:scripted_planner",
 )

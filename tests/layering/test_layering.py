@@ -89,3 +89,17 @@ def test_run_directories_do_not_reach_up_into_the_variants():
     graph = import_graph()
     upward = sorted((a, b) for a, b in graph.edges if a.startswith("harness.rundir") and b.startswith("harness.variants"))
     assert upward == []
+
+
+def test_no_library_module_imports_the_tests():
+    """Stand-ins that seeds use belong to their executor or variant; what only tests use lives in tests/."""
+    offenders = sorted(f"{name} imports {target}" for name, path in library_modules().items()
+                       for target in imported_names(path, name) if (target + ".").startswith("tests."))
+    assert offenders == []
+
+
+def test_the_loopback_server_base_imports_no_part_of_the_project():
+    """Executors' and variants' model stand-ins build on it; it must not pull any of them in."""
+    path = ROOT / "harness" / "models" / "loopback.py"
+    assert sorted(t for t in imported_names(path, "harness.models.loopback")
+                  if t.split(".")[0] in PACKAGES) == []
