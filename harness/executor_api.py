@@ -90,6 +90,9 @@ class ExecutorSpec:
     # "module:attr"(api, system, messages, body) -> text: a deterministic stand-in for the planner
     # model of its model-driven seed (harness.models.loopback's Answer), for offline runs
     stand_in_planner: str | None = None
+    # Helper modules of this executor that candidate-authored code (nodeset/*.py) may import, every
+    # public name of them (harness.canvas.restricted): pure functions and constants, nothing of the simulator
+    sandbox_modules: tuple[str, ...] = ()
 
     def problems(self) -> list[str]:
         out = []
