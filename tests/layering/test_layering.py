@@ -103,3 +103,10 @@ def test_the_loopback_server_base_imports_no_part_of_the_project():
     path = ROOT / "harness" / "models" / "loopback.py"
     assert sorted(t for t in imported_names(path, "harness.models.loopback")
                   if t.split(".")[0] in PACKAGES) == []
+
+
+def test_the_sandbox_core_sits_below_canvas_and_models():
+    """harness.sandbox is the one restricted-execution core: it imports no other part of the project."""
+    imports = {t for name, path in library_modules().items() if name.startswith("harness.sandbox")
+               for t in imported_names(path, name) if t.split(".")[0] in PACKAGES}
+    assert sorted(t for t in imports if not t.startswith(("harness.sandbox", "harness.pysource"))) == []
