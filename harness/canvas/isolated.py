@@ -46,7 +46,7 @@ from harness.sandbox.process import Channel, SandboxError, SandboxProcess, apply
 
 CALL_SECONDS_ENV = "ARCHITECT_SANDBOX_CALL_SECONDS"
 CALL_SECONDS = 10.0                 # wall clock of one call into candidate code (setup, reset, a firing)
-LOAD_SECONDS = 120.0                # starting the child, importing the executor's modules, the files' top level
+LOAD_SECONDS = 120.0                # starting the child and importing the executor's node modules
 MEMORY_BYTES = 2 << 30              # address space of the sandbox process
 MAX_SELF_LOG_BYTES = 256 << 10      # a firing's self-log, encoded
 _REASONS = {"timeout": "candidate_timeout", "crash": "candidate_crash", "unstorable": "candidate_unstorable"}
@@ -84,8 +84,9 @@ class IsolatedNodeset:
         return proc
 
     def _load(self, proc: SandboxProcess) -> None:
-        reply = proc._exchange({"op": "load", "files": self.files, "candidate_dir": self.candidate_dir,
-                                "executor": self.executor}, LOAD_SECONDS, None)
+        proc._exchange({"op": "prepare", "executor": self.executor}, LOAD_SECONDS, None)  # noqa: SLF001
+        reply = proc._exchange({"op": "load", "files": self.files, "candidate_dir": self.candidate_dir,  # noqa: SLF001
+                                "executor": self.executor}, call_seconds(), None)
         if self.declared is None:
             self.declared = reply
 
@@ -283,6 +284,14 @@ class _Server:
 
     def handle(self, msg: dict) -> dict:
         op = msg.get("op")
+        if op == "prepare":
+            from harness.canvas.registry import default_registry
+            from harness.canvas.restricted import node_rules
+
+            node_rules()
+            if msg.get("executor"):
+                default_registry().ensure_executor(msg["executor"])
+            return {"ok": True}
         if op == "load":
             return self.load(msg)
         if op == "ping":
@@ -364,7 +373,7 @@ def serve(memory_bytes: str) -> int:
         msg = channel.receive()
         if msg is None:
             return 0
-        allow_cpu(call_seconds() + 1.0 if msg.get("op") != "load" else LOAD_SECONDS)
+        allow_cpu(call_seconds() + 1.0 if msg.get("op") != "prepare" else LOAD_SECONDS)
         try:
             reply = server.handle(msg)
         except MemoryError:
