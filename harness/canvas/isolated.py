@@ -377,7 +377,8 @@ def serve(memory_bytes: str) -> int:
         try:
             reply = server.handle(msg)
         except MemoryError:
-            channel.send({"ok": False, "error": f"MemoryError: the node ran out of memory ({int(memory_bytes) >> 20} MB)"})
+            channel.send({"ok": False, "restart": True,
+                          "error": f"MemoryError: the node ran out of memory ({int(memory_bytes) >> 20} MB)"})
             return 1
         except BaseException as exc:  # noqa: BLE001 - SystemExit & co. from candidate code are its failure
             reply = {"ok": False, "error": f"{type(exc).__name__}: {str(exc)[:2000]}",

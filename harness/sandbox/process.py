@@ -91,6 +91,8 @@ class SandboxProcess:
         self._send(message)
         while True:
             reply = self._receive(timeout)
+            if reply.get("restart"):  # the child is ending (it ran out of memory): the next request starts anew
+                self._kill()
             if "call" not in reply:
                 return reply
             try:
