@@ -111,3 +111,20 @@ def test_what_the_candidate_causes_has_its_own_termination_reason(tmp_path, refe
             second = runner.run_episode(dict(EPISODES[1]), EpisodeLog(enabled=True))
         assert (name, first["termination"], second["termination"]) == (name, reason, reason), first["error"]
         assert not first["success"] and first["error"]
+
+
+@pytest.mark.parametrize("name", ["hang_in_step", "memory_bomb", "unstorable_output"])
+def test_an_evaluation_of_a_misbehaving_candidate_completes_with_every_episode_scored(name, tmp_path, monkeypatch):
+    """A hang, a memory bomb or an unstorable output is the candidate's failed episode, never an
+    infrastructure failure: the evaluation completes and scores every episode."""
+    from harness.evaluation import evaluate
+
+    monkeypatch.setenv("ARCHITECT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ARCHITECT_RESULTS_DIR", str(tmp_path / "results"))
+    candidate, graph = _candidate(tmp_path, (HOSTILE / f"{name}.py").read_text())
+    (candidate / "graph.json").write_text(json.dumps(graph))
+    metrics = evaluate(candidate, "smoke", episodes=2, workers=1, use_cache=False, progress=False)
+    assert metrics["complete"] and metrics.get("infra_failures", 0) == 0
+    assert len(metrics["episodes"]) == 2
+    assert all(not r["success"] and not r.get("infra_error") for r in metrics["episodes"])
+    assert metrics["primary"]["mean"] == 0.0
