@@ -26,7 +26,7 @@ def measure(iterations: int) -> dict[str, list[float]]:
     from harness.rundir.create import init_run
     from harness.rundir.run import open_run
     from harness.rundir.stage import stage
-    from harness.variants.random_proposer import propose_into
+    from harness.variants.random_proposer.proposer import propose_into
 
     with tempfile.TemporaryDirectory(prefix="bench-rundir-") as tmp:
         os.environ["ARCHITECT_CACHE_DIR"] = str(Path(tmp) / "cache")

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from harness.variants.aflow import select_parent
+from harness.variants.aflow.rules import select_parent
 from harness.variants.fitness import BOOTSTRAP_RESAMPLES, bootstrap_ci
 
 

@@ -25,21 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.entry_points import entry_points
 from harness.errors import ExecutorError, ExecutorProfileError
+from harness.plugins import load_ref, load_specs
 
 ENTRY_POINT_GROUP = "architect.executors"
 METRIC_DIRECTIONS = ("higher", "lower")
 REINSTALL_HINT = "an executor registers through its package's entry points: re-run `pip install -e .` after adding one"
-
-
-def load_ref(ref: str) -> Any:
-    """Import `package.module:attribute`."""
-    module, _, attr = ref.partition(":")
-    value = importlib.import_module(module)
-    for part in attr.split(".") if attr else ():
-        value = getattr(value, part)
-    return value
 
 
 def in_tree_seeds(*names: str) -> dict[str, str]:
@@ -51,15 +42,35 @@ def in_tree_seeds(*names: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class DataRequirement:
-    """Data an executor needs beyond its Python dependencies (e.g. a dataset)."""
+    """A data set an executor reads beyond its Python dependencies (e.g. R2R).
+
+    `module` implements the data-set contract (docs/contracts.md): `fetch(dest=None, *,
+    say)`, `import_from(source, dest=None, *, say)`, `verify(dest=None)`,
+    `complete(root=None)`, `progress_to_stderr(message)` and a one-line `ABOUT`."""
 
     name: str
-    check: str  # "module:attr" of a no-argument callable: True when the data is present
-    fetch: str  # the shell command that fetches it
+    module: str  # import name of the module implementing the data-set contract
+
+    FUNCTIONS = ("fetch", "import_from", "verify", "complete", "progress_to_stderr")
+
+    def load(self):
+        """The data-set module, checked against the contract."""
+        try:
+            module = importlib.import_module(self.module)
+        except Exception as exc:  # noqa: BLE001 - a broken plug-in is reported, not a traceback
+            raise ExecutorError(f"data set {self.name!r}: importing {self.module} failed: "
+                                f"{type(exc).__name__}: {exc}") from None
+        lacking = [f for f in self.FUNCTIONS if not callable(getattr(module, f, None))]
+        if not isinstance(getattr(module, "ABOUT", None), str):
+            lacking.append("ABOUT")
+        if lacking:
+            raise ExecutorError(f"data set {self.name!r}: {self.module} lacks {', '.join(lacking)} "
+                                "(the data-set contract in docs/contracts.md)")
+        return module
 
     def present(self) -> bool:
         try:
-            return bool(load_ref(self.check)())
+            return bool(self.load().complete())
         except Exception:  # noqa: BLE001 - a failing check means "not present"
             return False
 
@@ -78,7 +89,9 @@ class ExecutorSpec:
     # own seeds) or absolute (the in-tree executors' seeds under the project's seeds/, see in_tree_seeds)
     seeds: dict[str, str] = field(default_factory=dict)
     profile: str = "profile.yaml"
-    tier_expander: str | None = None  # "module:attr"(tier_spec, budgets) -> episodes; default: expand_episodes
+    # "module:attr"(tier_spec, budgets) -> episodes, the executor's own tier generator;
+    # default: expand_episodes (explicit episodes and (level, seed) `generate` blocks)
+    tier_expander: str | None = None
     data: tuple[DataRequirement, ...] = ()
     optional_dependencies: tuple[str, ...] = ()  # import names
     oracle: str | None = None  # "module:attr"(episode) -> record
@@ -90,8 +103,8 @@ class ExecutorSpec:
     # "module:attr"(api, system, messages, body) -> text: a deterministic stand-in for the planner
     # model of its model-driven seed (harness.models.loopback's Answer), for offline runs
     stand_in_planner: str | None = None
-    # Helper modules of this executor that candidate-authored code (nodeset/*.py) may import, every
-    # public name of them (harness.canvas.restricted): pure functions and constants, nothing of the simulator
+    # Helper modules of this executor that candidate-authored code (nodeset/*.py) may import
+    # (every public name); they must be pure: no simulator, no I/O (harness.canvas.restricted).
     sandbox_modules: tuple[str, ...] = ()
 
     def problems(self) -> list[str]:
@@ -143,24 +156,8 @@ def discover_executors() -> dict[str, ExecutorSpec]:
     global _discovered
     with _lock:
         if _discovered is None:
-            found: dict[str, ExecutorSpec] = {}
-            for name, ref in entry_points(ENTRY_POINT_GROUP):
-                try:
-                    spec = load_ref(ref)
-                except Exception as exc:  # noqa: BLE001 - a broken plug-in is reported, not fatal
-                    _discovery_errors[name] = f"loading {ref} failed: {type(exc).__name__}: {exc}"
-                    continue
-                if not isinstance(spec, ExecutorSpec):
-                    problems = [f"is a {type(spec).__name__}, not an ExecutorSpec"]
-                else:
-                    problems = spec.problems()
-                    if spec.name != name:
-                        problems.append(f"entry point {name!r} names a spec called {spec.name!r}")
-                if problems:
-                    _discovery_errors[name] = f"{ref}: " + "; ".join(problems)
-                    continue
-                found[name] = spec
-            _discovered = found
+            _discovered, broken = load_specs(ENTRY_POINT_GROUP, ExecutorSpec)
+            _discovery_errors.update(broken)
         return dict(_discovered)
 
 
@@ -176,6 +173,28 @@ def find_executor(name: str) -> ExecutorSpec:
     if name in _discovery_errors:
         raise ExecutorError(f"executor {name!r} is broken: {_discovery_errors[name]}")
     raise ExecutorError(f"unknown executor {name!r} (known: {', '.join(sorted(specs)) or 'none'}; {REINSTALL_HINT})")
+
+
+def all_datasets() -> dict[str, tuple[DataRequirement, list[str]]]:
+    """Data-set name -> (its declaration, the executors declaring it), over every installed executor."""
+    found: dict[str, tuple[DataRequirement, list[str]]] = {}
+    for spec in discover_executors().values():
+        for requirement in spec.data:
+            known = found.setdefault(requirement.name, (requirement, []))
+            if known[0].module != requirement.module:
+                raise ExecutorError(f"data set {requirement.name!r} is declared by {', '.join(known[1])} as "
+                                    f"{known[0].module} and by {spec.name} as {requirement.module}: "
+                                    "one name, one module")
+            known[1].append(spec.name)
+    return found
+
+
+def find_dataset(name: str) -> DataRequirement:
+    datasets = all_datasets()
+    if name not in datasets:
+        raise ExecutorError(f"unknown data set {name!r} (declared by the installed executors: "
+                            f"{', '.join(sorted(datasets)) or 'none'})")
+    return datasets[name][0]
 
 
 def all_seeds() -> dict[str, ExecutorSpec]:
@@ -217,8 +236,19 @@ def episode_id(episode: dict, keys: tuple[str, ...]) -> str:
 
 
 def expand_episodes(tier_spec: dict, budgets: dict) -> list[dict]:
-    """The generic tier expansion: the tier's explicit `episodes` list, in order."""
-    return [dict(item) for item in tier_spec.get("episodes", [])]
+    """The generic tier expansion: the tier's explicit `episodes`, in order, then each `generate`
+    block (every level of `levels` with seeds seed_start .. seed_start + count - 1, as `level` and
+    `seed` episode keys); an episode whose `level` has a cap in `budgets.max_steps_per_level` gets it."""
+    out = [dict(item) for item in tier_spec.get("episodes", [])]
+    for block in tier_spec.get("generate", []):
+        start = int(block["seed_start"])
+        for level in block["levels"]:
+            out.extend({"level": level, "seed": seed} for seed in range(start, start + int(block["count"])))
+    per_level = budgets.get("max_steps_per_level", {})
+    for episode in out:
+        if episode.get("level") in per_level:
+            episode["max_steps"] = int(per_level[episode["level"]])
+    return out
 
 
 def finish_episodes(episodes: list[dict], keys: tuple[str, ...], budgets: dict) -> list[dict]:

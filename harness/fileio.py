@@ -104,6 +104,16 @@ def cache_home() -> Path:
     return Path(base).expanduser() if base else Path.home() / ".cache" / "architect"
 
 
+def data_home() -> Path:
+    """Where the executors' data sets are installed (`architect data fetch`):
+    `$ARCHITECT_DATA_DIR`, else `$XDG_DATA_HOME/architect`, else `~/.local/share/architect`."""
+    env = os.environ.get("ARCHITECT_DATA_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share") / "architect"
+
+
 # -- writing -------------------------------------------------------------------
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:

@@ -6,24 +6,38 @@ A variant publishes one `VariantSpec` under the entry-point group
     [project.entry-points."architect.variants"]
     kdloop = "harness.variants.kdloop:VARIANT"
 
-`architect init` accepts only discovered variants; `architect loop` runs any
-variant that declares an offline proposer; the Claude Code skill named by
-`skill` drives the others.
+The module named there must be light: discovery imports it (the package's
+`__init__`, with its helpers, CLI group and headless driver in modules of their
+own). `architect init` accepts only discovered variants; how `architect loop`
+runs one is decided here (`VariantSpec.run_mode`): its headless driver runs the
+whole run, else the harness loop runs its offline proposer, else only the
+Claude Code skill named by `skill` can drive it.
 """
 
 from __future__ import annotations
 
+import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from harness.entry_points import entry_points
 from harness.errors import VariantError
+from harness.plugins import load_ref, load_specs
 
 ENTRY_POINT_GROUP = "architect.variants"
 FITNESS_RULES = {
     "mean": "mean of the primary metric over the episodes, as a percentage",
     "bootstrap": "mean plus a bootstrap confidence interval of the mean (95 %, median)",
 }
+COMMAND_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+HEADLESS, OFFLINE, SKILL = "headless", "offline", "skill"
+
+
+class HeadlessResult(NamedTuple):
+    """What a headless driver hands back: the command's JSON object and its human summary."""
+
+    payload: dict
+    text: str
 
 
 @dataclass(frozen=True)
@@ -33,8 +47,12 @@ class VariantSpec:
     fitness: str  # a key of FITNESS_RULES
     max_iterations: int  # the iteration cap after iteration 0 (the study's budget)
     offline_proposer: str | None = None  # "module:attr"(staging, seed, attempt, seen) -> Proposal
-    # "module:attr" that runs a whole run headless with its own schedule (`architect loop` delegates to it)
+    # "module:attr"(executor_or_seed, *, run_id, resume, config_path, scripted_models, seed, smoke_episodes,
+    # eval_episodes, runs_dir, say) -> HeadlessResult: runs a whole run with the variant's own schedule
     headless_driver: str | None = None
+    # top-level `architect` command name -> "module:attr" of its click command or group (the helpers
+    # its skill calls); the module is imported only when that command runs or `--help` lists it
+    commands: dict[str, str] = field(default_factory=dict)
 
     def problems(self) -> list[str]:
         out = []
@@ -42,14 +60,50 @@ class VariantSpec:
             out.append(f"fitness {self.fitness!r} is not one of {', '.join(FITNESS_RULES)}")
         if self.max_iterations < 0:
             out.append("max_iterations must be >= 0")
+        for command, ref in self.commands.items():
+            if not COMMAND_NAME.match(command):
+                out.append(f"command name {command!r} must be lower-case letters, digits and '-'")
+            if ":" not in ref:
+                out.append(f"command {command!r}: {ref!r} is not a \"module:attr\" reference")
         return out
+
+    @property
+    def run_mode(self) -> str:
+        """How `architect loop` runs it: HEADLESS (its own driver), OFFLINE (the harness loop with
+        its offline proposer) or SKILL (only its Claude Code skill drives it)."""
+        if self.headless_driver is not None:
+            return HEADLESS
+        return OFFLINE if self.offline_proposer is not None else SKILL
+
+    def loop_mode(self, executor: str, *, schedule_options: bool, driver_options: bool) -> str:
+        """The run mode for `architect loop VARIANT EXECUTOR`, refusing options that do not apply:
+        `schedule_options` (--iterations/--max-iterations/--max-skips given), `driver_options`
+        (--config/--scripted-models given)."""
+        mode = self.run_mode
+        if mode == HEADLESS and schedule_options:
+            raise VariantError(f"{self.name}: its own schedule sets the iteration cap; "
+                               "drop --iterations / --max-iterations / --max-skips")
+        if mode != HEADLESS and driver_options:
+            with_driver = ", ".join(n for n, v in discover_variants().items() if v.run_mode == HEADLESS)
+            raise VariantError(f"--config and --scripted-models are options of variants with a headless driver "
+                               f"({with_driver or 'none installed'})")
+        if mode == SKILL:
+            raise VariantError(
+                f"variant {self.name!r} is model-driven: run it from Claude Code with `/architect:loop {self.name} "
+                f"{executor}` (the skill calls architect stage/check/smoke/evaluate/commit); `architect loop` runs "
+                f"only {', '.join(offline_variants())} offline")
+        return mode
 
     def proposer(self):
         if self.offline_proposer is None:
             raise VariantError(f"variant {self.name!r} has no offline proposer")
-        from harness.executor_api import load_ref
-
         return load_ref(self.offline_proposer)
+
+    def drive_headless(self, executor: str, **options) -> HeadlessResult:
+        """Run a whole run with the variant's headless driver (options: see `headless_driver`)."""
+        if self.headless_driver is None:
+            raise VariantError(f"variant {self.name!r} has no headless driver")
+        return load_ref(self.headless_driver)(executor, **options)
 
 
 _discovered: dict[str, VariantSpec] | None = None
@@ -58,20 +112,13 @@ _lock = threading.Lock()
 
 def discover_variants() -> dict[str, VariantSpec]:
     """Every installed variant, by name. A broken registration raises: variants are few and in-tree."""
-    from harness.executor_api import load_ref
-
     global _discovered
     with _lock:
         if _discovered is None:
-            found = {}
-            for name, ref in entry_points(ENTRY_POINT_GROUP):
-                spec = load_ref(ref)
-                problems = spec.problems() if isinstance(spec, VariantSpec) else ["not a VariantSpec"]
-                if isinstance(spec, VariantSpec) and spec.name != name:
-                    problems.append(f"entry point {name!r} names a spec called {spec.name!r}")
-                if problems:
-                    raise VariantError(f"variant plug-in {ref}: " + "; ".join(problems))
-                found[name] = spec
+            found, broken = load_specs(ENTRY_POINT_GROUP, VariantSpec)
+            if broken:
+                name, why = next(iter(broken.items()))
+                raise VariantError(f"variant plug-in {name}: {why}")
             _discovered = found
         return dict(_discovered)
 
@@ -85,4 +132,20 @@ def find_variant(name: str) -> VariantSpec:
 
 
 def offline_variants() -> list[str]:
-    return sorted(n for n, v in discover_variants().items() if v.offline_proposer)
+    return sorted(n for n, v in discover_variants().items() if v.run_mode == OFFLINE)
+
+
+def variant_commands(reserved: set[str] = frozenset()) -> dict[str, str]:
+    """Top-level command name -> "module:attr" over every installed variant; a name declared
+    twice, or one of the `reserved` (the harness's own commands), is refused naming both."""
+    found: dict[str, tuple[str, str]] = {}
+    for variant, spec in sorted(discover_variants().items()):
+        for command, ref in spec.commands.items():
+            if command in reserved:
+                raise VariantError(f"variant {variant!r} declares the command {command!r}, which is one of "
+                                   "architect's own: rename it in its VariantSpec.commands")
+            if command in found:
+                raise VariantError(f"variants {found[command][0]!r} and {variant!r} both declare the command "
+                                   f"{command!r}: rename one in its VariantSpec.commands")
+            found[command] = (variant, ref)
+    return {command: ref for command, (_, ref) in found.items()}

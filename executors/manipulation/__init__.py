@@ -17,7 +17,6 @@ EXECUTOR = ExecutorSpec(
     metrics={"success_rate": "higher", "steps": "lower", "reward": "higher"},
     primary_metric="success_rate",
     seeds=in_tree_seeds("voxposer-scripted", "voxposer", "vla", "vla-llm"),
-    tier_expander="executors.babyai.tiers:expand_tier",  # the same (level, seed) blocks and per-level caps
     optional_dependencies=("robosuite", "mujoco", "openpi_client"),
     worker_preload=("executors.manipulation.preload",),
 )

@@ -20,7 +20,7 @@ EXECUTOR = ExecutorSpec(
              "trajectory_steps": "lower"},
     primary_metric="success_rate",
     seeds=in_tree_seeds("mapgpt", "mapgpt-heuristic"),
-    data=(DataRequirement(name="r2r", check="executors.mapgpt.data:complete", fetch="architect data fetch r2r"),),
+    data=(DataRequirement(name="r2r", module="executors.mapgpt.data"),),
     optional_dependencies=("MatterSim",),
     oracle="executors.mapgpt.oracle:oracle",
     provenance="executors.mapgpt:provenance",

@@ -28,7 +28,11 @@ from typing import Callable
 
 from executors.mapgpt.graph import ScanGraph
 from harness.errors import UserError
+from harness.fileio import data_home
 
+ABOUT = ("R2R on the Matterport3D navigation graphs: MatterSim connectivity, R2R train/val_seen/val_unseen, "
+         "BLIP+DETR captions of every view (LangNav), from public GitHub copies; Matterport3D Terms of Use "
+         "(non-commercial academic research)")
 MANIFEST_PATH = Path(__file__).resolve().parent / "r2r_files.json"
 SPLITS = ("train", "val_seen", "val_unseen")
 FETCH_HINT = "fetch it with `architect data fetch r2r` (or import a local copy: `architect data fetch r2r --from DIR`)"
@@ -42,16 +46,8 @@ class DataCheckFailed(UserError):
     """A fetched or imported file does not match its size or checksum."""
 
 
-def data_root() -> Path:
-    env = os.environ.get("ARCHITECT_DATA_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share") / "architect"
-
-
 def r2r_dir() -> Path:
-    return data_root() / "r2r"
+    return data_home() / "r2r"
 
 
 _manifest: dict | None = None

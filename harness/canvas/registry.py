@@ -22,9 +22,6 @@ from harness.canvas.context import BudgetExceeded, Context, GrantError  # noqa: 
 from harness.canvas.node import Node, NodeType, PortSpec, SimulatorNode, _with_defaults  # noqa: F401  (re-exported)
 
 CANDIDATE_NAMESPACE = "candidate"
-# Type-name prefixes provided by a harness module rather than an executor
-# package: the module is imported (and registers its types) on first lookup.
-NAMESPACE_MODULES: dict[str, str] = {"llm": "harness.models"}
 COMPOSITE_TYPE = "composite"
 
 
@@ -52,52 +49,47 @@ class Registry:
         if self.parent is not None:
             return self.parent.get(name)
         prefix = name.split(".", 1)[0] if "." in name else None
-        if prefix in NAMESPACE_MODULES:
-            if prefix not in self._imported_executors:
-                self._import_provider(prefix, NAMESPACE_MODULES[prefix])
-                return self._types.get(name)
-        elif prefix and prefix not in ("core", CANDIDATE_NAMESPACE) and prefix not in self._imported_executors:
-            self.ensure_executor(prefix)
+        if prefix and prefix not in ("core", CANDIDATE_NAMESPACE) and prefix not in self._imported_executors:
+            self.ensure_namespace(prefix)
             return self._types.get(name)
         return None
 
-    def _import_provider(self, prefix: str, module: str) -> None:
-        with _default_lock:
-            if prefix in self._imported_executors:
-                return
-            try:
-                importlib.import_module(module)
-            except Exception as exc:
-                self.executor_errors[prefix] = f"importing {module} for {prefix}.* failed: {type(exc).__name__}: {exc}"
-            self._imported_executors.add(prefix)
-
     def ensure_executor(self, executor: str) -> str | None:
-        """Import the executor's node modules (registers its types); the error text if that failed.
+        """Import the executor's node modules (registers its types); the error text if that failed
+        (also when `executor` names a node namespace that is not an executor, e.g. `llm`)."""
+        from harness.plugins import is_node_namespace
 
-        Another registry that itself holds `<executor>.*` types (a test registry) counts as
-        providing it; the default registry imports the executor's node modules even when one
+        if is_node_namespace(executor):
+            return f"{executor!r} is a node namespace ({executor}.* types), not an executor"
+        return self.ensure_namespace(executor)
+
+    def ensure_namespace(self, prefix: str) -> str | None:
+        """Import the modules providing the `<prefix>.*` types (an executor's, or a node namespace's
+        such as `llm`, see harness.plugins); the error text if that failed.
+
+        Another registry that itself holds `<prefix>.*` types (a test registry) counts as
+        providing it; the default registry imports the provider's node modules even when one
         of its types is already registered (by a module imported for another reason)."""
-        prefix = executor + "."
-        if self is not _default and any(name.startswith(prefix) for name in self._types):
+        if self is not _default and any(name.startswith(prefix + ".") for name in self._types):
             return None
         if self.parent is not None:
-            return self.parent.ensure_executor(executor)
-        if executor in self._imported_executors:
-            return self.executor_errors.get(executor)
+            return self.parent.ensure_namespace(prefix)
+        if prefix in self._imported_executors:
+            return self.executor_errors.get(prefix)
         with _default_lock:  # runner threads may ask at once; import (and register) exactly once
-            if executor in self._imported_executors:
-                return self.executor_errors.get(executor)
+            if prefix in self._imported_executors:
+                return self.executor_errors.get(prefix)
             from harness.errors import ExecutorError
-            from harness.executor_api import import_node_modules
 
             try:
-                import_node_modules(executor)
+                for module in _provider_modules(prefix):
+                    importlib.import_module(module)
             except ExecutorError as exc:
-                self.executor_errors[executor] = exc.message
+                self.executor_errors[prefix] = exc.message
             except Exception as exc:  # any import failure is reported, not raised
-                self.executor_errors[executor] = f"importing executor {executor!r} failed: {type(exc).__name__}: {exc}"
-            self._imported_executors.add(executor)
-            return self.executor_errors.get(executor)
+                self.executor_errors[prefix] = f"importing the {prefix}.* node types failed: {type(exc).__name__}: {exc}"
+            self._imported_executors.add(prefix)
+            return self.executor_errors.get(prefix)
 
     def names(self) -> list[str]:
         own = set(self._types)
@@ -110,6 +102,21 @@ class Registry:
 
     def __contains__(self, name: str) -> bool:
         return self.get(name) is not None
+
+
+def _provider_modules(prefix: str) -> tuple[str, ...]:
+    """The modules registering the `<prefix>.*` types: a node namespace's, else the executor's
+    (ExecutorError when neither provides it, naming the known executors)."""
+    from harness.errors import ExecutorError
+    from harness.executor_api import find_executor
+    from harness.plugins import discover_node_namespaces, is_node_namespace
+
+    if not is_node_namespace(prefix):
+        return find_executor(prefix).node_modules
+    found, broken = discover_node_namespaces()
+    if prefix not in found:
+        raise ExecutorError(f"node namespace {prefix!r} is broken: {broken[prefix]}")
+    return found[prefix].node_modules
 
 
 _default: Registry | None = None
@@ -336,3 +343,20 @@ def _load_nodeset_file(path: Path, module_name: str, overlay: Registry) -> None:
         if isinstance(exc, SyntaxError) and exc.lineno:
             where = f"nodeset/{path.name}:{exc.lineno}"
         overlay.load_errors.append((where, f"{type(exc).__name__}: {exc}"))
+
+
+def alphabet(executor: str | None = None, candidate_dir: str | Path | None = None) -> Registry:
+    """The types `architect nodes` lists: core and those imported so far, plus the executor's
+    and the candidate's `nodeset/` types when given. A failing executor or nodeset raises UserError."""
+    from harness.errors import UserError
+
+    registry = default_registry()
+    if executor:
+        error = registry.ensure_executor(executor)
+        if error:
+            raise UserError(error)
+    if candidate_dir:
+        registry = for_graph({"executor": executor} if executor else {}, candidate_dir)
+        for where, message in registry.load_errors:
+            raise UserError(f"{where}: {message}")
+    return registry

@@ -1,4 +1,5 @@
-"""`architect data`: fetch, import and check the data sets executors read."""
+"""`architect data`: list, fetch, import and check the data sets the installed
+executors declare (`ExecutorSpec.data`)."""
 
 from __future__ import annotations
 
@@ -6,24 +7,31 @@ from pathlib import Path
 
 import click
 
-from harness.cli.output import emit
-from harness.errors import UserError
-from harness.cli.run_options import JSON_OPTION, handled as _handled
-
-DATASETS = {"r2r": "executors.mapgpt.data"}
-
-
-def _module(name: str):
-    import importlib
-
-    if name not in DATASETS:
-        raise UserError(f"unknown data set {name!r} (known: {', '.join(sorted(DATASETS))})")
-    return importlib.import_module(DATASETS[name])
+from harness.cli.conventions import JSON_OPTION, UserError, emit, handled
 
 
 @click.group("data")
 def data_group() -> None:
-    """Data sets of the executors (e.g. r2r for mapgpt): fetch, import, check."""
+    """Data sets the installed executors declare (e.g. r2r for mapgpt): list, fetch, import, check."""
+
+
+@data_group.command("list")
+@JSON_OPTION
+@handled
+def list_cmd(as_json):
+    """List every declared data set: which executors read it, what it is and where it comes
+    from, and whether it is installed and complete."""
+    from harness.executor_api import all_datasets
+
+    rows = []
+    for name, (requirement, executors) in sorted(all_datasets().items()):
+        module = requirement.load()
+        rows.append({"name": name, "executors": executors, "module": requirement.module, "about": module.ABOUT,
+                     "present": bool(module.complete())})
+    human = "\n".join(f"{r['name']}  ({', '.join(r['executors'])}): "
+                      f"{'present' if r['present'] else 'MISSING — architect data fetch ' + r['name']}\n  {r['about']}"
+                      for r in rows) or "no installed executor declares a data set"
+    emit({"ok": True, "datasets": rows}, as_json, human=human)
 
 
 @data_group.command("fetch")
@@ -34,12 +42,14 @@ def data_group() -> None:
               help="Target folder (default: <data folder>/<dataset>; data folder = $ARCHITECT_DATA_DIR, "
                    "else $XDG_DATA_HOME/architect or ~/.local/share/architect).")
 @JSON_OPTION
-@_handled
+@handled
 def fetch_cmd(dataset, source, dest, as_json):
     """Download DATASET from its public sources (or import it with --from),
     checking every file against its checksum. Resumable: files already present
     and correct are kept; rerun after an interruption."""
-    module = _module(dataset)
+    from harness.executor_api import find_dataset
+
+    module = find_dataset(dataset).load()
     say = (lambda m: None) if as_json else module.progress_to_stderr
     if source is not None:
         result = module.import_from(source, dest, say=say)
@@ -58,10 +68,12 @@ def fetch_cmd(dataset, source, dest, as_json):
 @click.argument("dataset")
 @click.option("--dest", type=click.Path(path_type=Path), default=None, help="Folder to check (default: the data folder).")
 @JSON_OPTION
-@_handled
+@handled
 def check_cmd(dataset, dest, as_json):
     """Verify every file of DATASET against its checksum; exits 1 when any is missing or wrong."""
-    result = _module(dataset).verify(dest)
+    from harness.executor_api import find_dataset
+
+    result = find_dataset(dataset).load().verify(dest)
     shown = ", ".join(result["bad"][:4])
     emit(dict(result, dataset=dataset), as_json,
          human=f"{dataset}: all {result['files']} files correct in {result['root']}" if result["ok"] else

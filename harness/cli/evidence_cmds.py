@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import click
 
-from harness.cli.output import emit
-from harness.cli.run_options import JSON_OPTION, RUNS_DIR_OPTION, handled as _handled
+from harness.cli.conventions import JSON_OPTION, RUNS_DIR_OPTION, emit, handled
 
 CONFIDENCE_OPTION = click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
                                  help="Confidence of the paired tests and intervals.")
@@ -21,7 +20,7 @@ CONFIDENCE_OPTION = click.option("--confidence", type=click.FloatRange(0.5, 0.99
 @CONFIDENCE_OPTION
 @RUNS_DIR_OPTION
 @JSON_OPTION
-@_handled
+@handled
 def episodes_cmd(run, iteration, vs, confidence, runs_dir, as_json):
     """Per-episode outcomes of ITER against its parent on the shared episodes.
 
@@ -48,7 +47,7 @@ def episodes_cmd(run, iteration, vs, confidence, runs_dir, as_json):
               help="Also find where this episode's trace departs from ITER's (first tick, first node firing).")
 @RUNS_DIR_OPTION
 @JSON_OPTION
-@_handled
+@handled
 def episode_cmd(run, iteration, episode, tick, vs, runs_dir, as_json):
     """A readable trace of one EPISODE (an episode id, e.g. BabyAI-GoTo-v0:1003,
     or a unique prefix) of ITER: per tick the observation summary, each node's
@@ -75,7 +74,7 @@ def episode_cmd(run, iteration, episode, tick, vs, runs_dir, as_json):
               help="Rerun on fresh episode seeds (for deterministic agents, whose reruns are otherwise identical).")
 @RUNS_DIR_OPTION
 @JSON_OPTION
-@_handled
+@handled
 def certify_cmd(run, reruns, holdout_episodes, fresh_seeds, runs_dir, as_json):
     """End-of-run certification: re-evaluate iteration 0 and the best (mean ±
     sd, Δ), then both on the sealed holdout with a paired test; writes and

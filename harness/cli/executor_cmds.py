@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from harness.cli.output import emit
+from harness.cli.conventions import JSON_OPTION, emit, handled
 
 
 def executor_summary(spec) -> dict:
@@ -17,7 +17,7 @@ def executor_summary(spec) -> dict:
         "episode_keys": list(spec.episode_keys),
         "metrics": dict(spec.metrics),
         "primary_metric": spec.primary_metric,
-        "data": [{"name": d.name, "present": d.present(), "fetch": d.fetch} for d in spec.data],
+        "data": [{"name": d.name, "present": d.present(), "fetch": f"architect data fetch {d.name}"} for d in spec.data],
         "optional_dependencies": {name: name not in missing for name in spec.optional_dependencies},
         "oracle": spec.oracle is not None,
     }
@@ -39,7 +39,8 @@ def _human(executors: list[dict], broken: dict[str, str]) -> str:
 
 
 @click.command("executors")
-@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout.")
+@JSON_OPTION
+@handled
 def executors_cmd(as_json):
     """List the installed executors (environment plug-ins) with their seeds,
     data and optional dependencies. `architect init <variant> <seed>` takes any

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from harness.cli.backend_options import backend_options, evaluation_setting
-from harness.cli.output import UserError, emit, fail
+from harness.cli.conventions import JSON_OPTION, emit, handled
 
 
 def default_out_dir(name: str, candidate_hash: str, tier: str, oracle: bool) -> Path:
@@ -43,7 +43,8 @@ def experiment() -> None:
               help="Run the executor's oracle (e.g. the BabyAI bot, which reads the true grid) on the same "
                    "episodes: the ceiling, not a fair agent.")
 @backend_options
-@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object (summary + paths) on stdout.")
+@JSON_OPTION
+@handled
 def run(candidate: Path, tier: str, episodes, workers, in_flight, out_dir, no_cache, oracle, backend, ray_address,
         as_json) -> None:
     """Evaluate CANDIDATE on a tier of fixed episodes and write metrics.json.
@@ -61,17 +62,13 @@ def run(candidate: Path, tier: str, episodes, workers, in_flight, out_dir, no_ca
     from harness.evaluation import evaluate, smoke_gate
     from harness.evaluation.candidate import load_candidate
 
-    try:
-        if out_dir is None:
-            cand = load_candidate(candidate)
-            out_dir = default_out_dir(cand.graph.get("name") or cand.directory.name, cand.hash, tier, oracle)
-        evaluation_setting(backend, ray_address)  # rejects --ray-address without --backend ray
-        metrics = evaluate(candidate, tier, episodes=episodes, workers=workers, in_flight=in_flight,
-                           out_dir=out_dir, use_cache=not no_cache, progress=True, oracle=oracle,
-                           backend=backend, ray_address=ray_address)
-    except UserError as err:
-        fail(err, as_json)
-
+    if out_dir is None:
+        cand = load_candidate(candidate)
+        out_dir = default_out_dir(cand.graph.get("name") or cand.directory.name, cand.hash, tier, oracle)
+    evaluation_setting(backend, ray_address)  # rejects --ray-address without --backend ray
+    metrics = evaluate(candidate, tier, episodes=episodes, workers=workers, in_flight=in_flight,
+                       out_dir=out_dir, use_cache=not no_cache, progress=True, oracle=oracle,
+                       backend=backend, ray_address=ray_address)
     gate = smoke_gate(metrics) if tier == "smoke" else None
     summary = summary_of(metrics, Path(out_dir), gate)
     emit(summary, as_json, human=None if as_json else human_summary(summary))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from harness.cli.output import UserError, emit, fail
+from harness.cli.conventions import JSON_OPTION, UserError, emit, fail, handled
 
 
 @click.group("models")
@@ -22,7 +22,8 @@ def models_group() -> None:
 @models_group.command("check")
 @click.argument("profile", type=click.Path(dir_okay=False))
 @click.option("--ping", is_flag=True, help="Also send one tiny live request and report latency and tokens.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+@JSON_OPTION
+@handled
 def check_cmd(profile: str, ping: bool, as_json: bool) -> None:
     """Validate inference PROFILE (a YAML file); name every bad key.
 
@@ -31,21 +32,17 @@ def check_cmd(profile: str, ping: bool, as_json: bool) -> None:
     """
     from harness.models import ModelCallError, load_profile, make_client
 
-    try:
-        loaded = load_profile(profile)
-        payload = {"ok": True, "path": profile, "profile": loaded.to_dict(),
-                   "api_key_set": loaded.api_key() is not None}
-        if ping:
-            client = make_client(loaded)
-            try:
-                reply = client.complete("Reply with OK.", max_tokens=16)
-            except ModelCallError as exc:
-                raise UserError(f"ping failed: {exc}") from None
-            finally:
-                client.close()
-            payload["ping"] = reply.to_dict()
-    except UserError as exc:
-        fail(exc, as_json)
+    loaded = load_profile(profile)
+    payload = {"ok": True, "path": profile, "profile": loaded.to_dict(), "api_key_set": loaded.api_key() is not None}
+    if ping:
+        client = make_client(loaded)
+        try:
+            reply = client.complete("Reply with OK.", max_tokens=16)
+        except ModelCallError as exc:
+            raise UserError(f"ping failed: {exc}") from None
+        finally:
+            client.close()
+        payload["ping"] = reply.to_dict()
     human = f"{profile}: ok ({loaded.backend} {loaded.model}, concurrency {loaded.concurrency})"
     if ping:
         human += f"\nping: {payload['ping']['text']!r} in {payload['ping']['latency_s']:.2f} s"
@@ -54,17 +51,15 @@ def check_cmd(profile: str, ping: bool, as_json: bool) -> None:
 
 @models_group.command("cassette")
 @click.argument("cassette", type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+@JSON_OPTION
+@handled
 def cassette_cmd(cassette: str, as_json: bool) -> None:
     """Validate a JSONL CASSETTE and summarise it (entries, models, tokens)."""
     from harness.models.cassette import Cassette
 
-    try:
-        if not Path(cassette).is_file():
-            raise UserError(f"cassette not found: {cassette}")
-        loaded = Cassette(cassette)
-    except UserError as exc:
-        fail(exc, as_json)
+    if not Path(cassette).is_file():
+        raise UserError(f"cassette not found: {cassette}")
+    loaded = Cassette(cassette)
     entries = loaded.entries()
     models = sorted({e["request"]["model"] for e in entries})
     payload = {"ok": True, "path": cassette, "entries": len(entries), "models": models,
@@ -79,7 +74,8 @@ def cassette_cmd(cassette: str, as_json: bool) -> None:
 @click.option("--executor", default=None,
               help="Executor whose history format the probes follow (default: the executor of the "
                    "graph.json next to FILE, else the generic format).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+@JSON_OPTION
+@handled
 def check_harness_cmd(file: str, executor: str | None, as_json: bool) -> None:
     """Check a context harness FILE (build_context.py) the way a candidate is checked.
 

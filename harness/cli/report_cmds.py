@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from harness.cli.output import UserError, emit, fail
+from harness.cli.conventions import JSON_OPTION, RUNS_DIR_OPTION, emit, handled
 
 
 @click.command("report")
@@ -14,9 +14,9 @@ from harness.cli.output import UserError, emit, fail
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The HTML file to write [default: <runs dir>/_reports/<run id>.html].")
 @click.option("--compare", is_flag=True, help="Put several runs on one page (summary table, overlaid figures).")
-@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Folder holding run directories (default: $ARCHITECT_RUNS_DIR or ./runs).")
-@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout.")
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@handled
 def report_cmd(runs, output, compare, runs_dir, as_json):
     """Write one HTML file (no network needed to view it) for RUN: score
     trajectory with 95% CIs, parent lineage and best-so-far line, intervention
@@ -25,10 +25,7 @@ def report_cmd(runs, output, compare, runs_dir, as_json):
     SVG next to it (<name>_figures/). With --compare, several runs on one page."""
     from harness.report.write import write_report
 
-    try:
-        result = write_report(list(runs), compare=compare, output=output, runs_dir=runs_dir)
-    except UserError as err:
-        fail(err, as_json)
+    result = write_report(list(runs), compare=compare, output=output, runs_dir=runs_dir)
     emit(result, as_json, human=f"report: {result['report']}\nfigures: {Path(result['figures'][0]).parent}")
 
 

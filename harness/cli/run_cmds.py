@@ -9,8 +9,7 @@ from pathlib import Path
 import click
 
 from harness.cli.backend_options import backend_options, evaluation_setting
-from harness.cli.output import UserError, emit
-from harness.cli.run_options import JSON_OPTION, RUNS_DIR_OPTION, handled as _handled
+from harness.cli.conventions import JSON_OPTION, RUNS_DIR_OPTION, emit, handled, progress_say
 
 
 def _render(renderable) -> str:
@@ -69,7 +68,7 @@ def _runs_dir(runs_dir: Path | None) -> Path:
 @SPEND_OPTIONS
 @RUNS_DIR_OPTION
 @JSON_OPTION
-@_handled
+@handled
 def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episodes, eval_episodes, seed, backend,
              ray_address, max_cost_usd, max_tokens, dry_run, runs_dir, as_json):
     """Create a run directory (its own git repository) for VARIANT on EXECUTOR.
@@ -98,7 +97,7 @@ def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episode
 @click.option("--replace", is_flag=True, help="Replace an existing staging folder of the same name.")
 @RUNS_DIR_OPTION
 @JSON_OPTION
-@_handled
+@handled
 def stage_cmd(run, parent, slot, replace, runs_dir, as_json):
     """Copy the parent candidate into staging/<iter>[-<slot>]/ and print its path.
 
@@ -118,7 +117,7 @@ def stage_cmd(run, parent, slot, replace, runs_dir, as_json):
 @click.argument("staging")
 @RUNS_DIR_OPTION
 @JSON_OPTION
-@_handled
+@handled
 def check_cmd(run, staging, runs_dir, as_json):
     """Statically check a staged candidate: edit whitelist, JSON/Python parse,
     proposal front matter, graph schema and validation, pinned model profile.
@@ -161,7 +160,7 @@ def _tier_command(kind: str, name: str, doc: str):
     @race_flags
     @RUNS_DIR_OPTION
     @JSON_OPTION
-    @_handled
+    @handled
     def command(run, staging, runs_dir, as_json, race=False, alpha=0.05, margin=0.1, batch=10):
         from harness.rundir.run import open_staging
 
@@ -203,7 +202,7 @@ evaluate_cmd = _tier_command("eval", "evaluate", "Evaluate a staged candidate on
 @click.option("--description", default=None, help="One line saying what this iteration changes (default: proposal.md's).")
 @RUNS_DIR_OPTION
 @JSON_OPTION
-@_handled
+@handled
 def commit_cmd(run, staging, description, runs_dir, as_json):
     """Commit a staged candidate as the next iteration: one git commit holding
     candidate, proposal, patch, diff and results, plus a ledger row.
@@ -223,7 +222,7 @@ def commit_cmd(run, staging, description, runs_dir, as_json):
 @click.option("--reason", required=True, help="Why the attempt is dropped (kept in the ledger).")
 @RUNS_DIR_OPTION
 @JSON_OPTION
-@_handled
+@handled
 def discard_cmd(run, staging, reason, runs_dir, as_json):
     """Drop a staged attempt: its folder is removed, a ledger row keeps the
     reason, and the consecutive-skip counter goes up. No iteration number is used."""
@@ -245,7 +244,7 @@ def discard_cmd(run, staging, reason, runs_dir, as_json):
               help="Seconds between redraws with --watch.")
 @RUNS_DIR_OPTION
 @JSON_OPTION
-@_handled
+@handled
 def status_cmd(run, watch, interval, runs_dir, as_json):
     """Show where a run stands: state, best iteration, caps, staged attempts,
     and whether git history, ledger and state agree."""
@@ -266,7 +265,7 @@ def status_cmd(run, watch, interval, runs_dir, as_json):
 @click.argument("run")
 @RUNS_DIR_OPTION
 @JSON_OPTION
-@_handled
+@handled
 def log_cmd(run, runs_dir, as_json):
     """Show the ledger: one row per attempt (committed or discarded), with the
     share of the most-used axis (a high share hints at a local basin)."""
@@ -289,7 +288,7 @@ def log_cmd(run, runs_dir, as_json):
 @click.option("--times", type=int, default=3, show_default=True, help="Number of fresh evaluations.")
 @RUNS_DIR_OPTION
 @JSON_OPTION
-@_handled
+@handled
 def rerun_cmd(run, iteration, times, runs_dir, as_json):
     """Re-evaluate a committed iteration under the same performance
     configuration (no cache) and record the draws (mean ± sd) in
@@ -331,7 +330,7 @@ def rerun_cmd(run, iteration, times, runs_dir, as_json):
 @SPEND_OPTIONS
 @RUNS_DIR_OPTION
 @JSON_OPTION
-@_handled
+@handled
 def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations, max_skips, smoke_episodes,
              eval_episodes, certify, certify_reruns, holdout_episodes, config_path, scripted_models, backend,
              ray_address, max_cost_usd, max_tokens, dry_run, runs_dir, as_json):
@@ -343,100 +342,52 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
     babyai-llm; --config and --scripted-models are its options). The
     model-driven variants (adas, aflow, kdloop) are driven by the Claude Code
     skill /architect:loop, which calls the same stage/check/commit commands."""
-    from harness.executor_api import load_ref, resolve_seed
-    from harness.rundir.create import DEFAULT_MAX_SKIPS, init_run
-    from harness.rundir.display import ledger_table
-    from harness.rundir.layout import resolve_run
+    from harness.rundir.create import DEFAULT_MAX_SKIPS
     from harness.rundir.loop import Progress, run_loop
-    from harness.variant_api import find_variant, offline_variants
+    from harness.rundir.resume import open_or_start
+    from harness.variant_api import HEADLESS, find_variant
 
     spec = find_variant(variant)
-    if spec.headless_driver is not None:
-        if iterations is not None or max_iterations is not None or max_skips is not None:
-            raise UserError(f"{variant}: its own schedule sets the iteration cap; "
-                            "drop --iterations / --max-iterations / --max-skips")
-        return load_ref(spec.headless_driver)(
-            executor, run_id=run_id, resume=resume, config_path=config_path, scripted=scripted_models,
-            seed_value=seed, smoke_episodes=smoke_episodes, eval_episodes=eval_episodes, runs_dir=runs_dir,
-            as_json=as_json)
-    if config_path or scripted_models:
-        raise UserError("--config and --scripted-models are options of variants with a headless driver (shaper)")
-    if spec.offline_proposer is None:
-        raise UserError(
-            f"variant {variant!r} is model-driven: run it from Claude Code with `/architect:loop {variant} {executor}` "
-            f"(the skill calls architect stage/check/smoke/evaluate/commit); `architect loop` runs only "
-            f"{', '.join(offline_variants())} offline")
+    mode = spec.loop_mode(executor, schedule_options=(iterations, max_iterations, max_skips) != (None,) * 3,
+                          driver_options=bool(config_path or scripted_models))
+    if mode == HEADLESS:
+        result = spec.drive_headless(executor, run_id=run_id, resume=resume, config_path=config_path,
+                                     scripted_models=scripted_models, seed=seed, smoke_episodes=smoke_episodes,
+                                     eval_episodes=eval_episodes, runs_dir=_runs_dir(runs_dir), say=progress_say())
+        return emit(result.payload, as_json, human=result.text)
     if dry_run:
         return _print_dry_run(variant, executor, smoke_episodes, eval_episodes, as_json)
-    executor_spec, seed_candidate = resolve_seed(executor)
     show = Progress(enabled=True)
-    evaluation = evaluation_setting(backend, ray_address)
-    base = _runs_dir(runs_dir)
-    if resume:
-        if not run_id:
-            run_id = _latest_run(base, variant, executor_spec.name, seed_candidate)
-            if run_id is None:
-                raise UserError(f"--resume: no {variant} run on {executor} under {base}; name one with --run-id")
-            show.say(f"resuming the latest {variant} run on {executor}: {run_id}")
-        paths = resolve_run(run_id, base) if (base / run_id / "manifest.json").exists() else None
-        if paths is None:
-            show.say(f"no run {run_id} under {base} yet: starting it")
-    else:
-        paths = None
-        if run_id and (base / run_id).exists():
-            raise UserError(f"{base / run_id} already exists: pass --resume to continue it, or another --run-id")
-    if paths is None:
-        cap = max_iterations if max_iterations is not None else (iterations if iterations is not None else spec.max_iterations)
-        paths = init_run(variant, executor, runs_dir=base, run_id=run_id, max_iterations=cap,
-                         max_skips=DEFAULT_MAX_SKIPS if max_skips is None else max_skips,
-                         smoke_episodes=smoke_episodes, eval_episodes=eval_episodes,
-                         seed=0 if seed is None else seed, say=show.say, evaluation=evaluation,
-                         spend_caps={"max_cost_usd": max_cost_usd, "max_tokens": max_tokens}, fitness=_fitness_rule())
-        show.say(f"run {paths.run_id}: iteration 0 committed")
-    else:
-        from harness.rundir.records import read_record
-
-        manifest = read_record("manifest", paths.manifest)
-        found = (manifest["variant"], manifest["executor"], manifest.get("seed_candidate", manifest["executor"]))
-        if found != (variant, executor_spec.name, seed_candidate):
-            raise UserError(f"run {paths.run_id} is {manifest['variant']} on {manifest['executor']}, "
-                            f"not {variant} on {executor}")
-        if evaluation is not None and evaluation != manifest.get("evaluation"):
-            raise UserError(f"run {paths.run_id} keeps its evaluation backend in manifest.json "
-                            f"({manifest.get('evaluation') or 'not set'}); resume it without --backend/--ray-address")
+    paths = open_or_start(
+        variant, executor, run_id=run_id, resume=resume, runs_dir=_runs_dir(runs_dir), say=show.say,
+        evaluation=evaluation_setting(backend, ray_address),
+        max_iterations=max_iterations if max_iterations is not None else iterations,
+        max_skips=DEFAULT_MAX_SKIPS if max_skips is None else max_skips, smoke_episodes=smoke_episodes,
+        eval_episodes=eval_episodes, seed=0 if seed is None else seed,
+        spend_caps={"max_cost_usd": max_cost_usd, "max_tokens": max_tokens}, fitness=_fitness_rule())
     certification = {"reruns": certify_reruns, "holdout_episodes": holdout_episodes} if certify else None
     result = run_loop(paths, target=iterations, seed=seed, show=show, propose=spec.proposer(),
                       certification=certification)
-    table = _render(ledger_table(result["rows"], title=f"run {result['run_id']} — stopped: {result['stop_reason']}"))
-    summary = {"ok": True, "run": result["run"], "run_id": result["run_id"], "stop_reason": result["stop_reason"],
-               "state": result["state"], "rows": result["rows"], "best": result["best"],
-               "certification": result.get("certification")}
+    human = _loop_text(result)
+    if as_json:
+        click.echo(human, err=True)
+    summary = {key: result.get(key) for key in ("run", "run_id", "stop_reason", "state", "rows", "best",
+                                                "certification")}
+    emit({"ok": True, **summary}, as_json, human=f"{human}\nrun: {result['run']}")
+
+
+def _loop_text(result: dict) -> str:
+    """The summary a loop ends with: its ledger, the best iteration and the certification."""
+    from harness.rundir.display import ledger_table
     from harness.rundir.evidence import best_text
 
+    table = _render(ledger_table(result["rows"], title=f"run {result['run_id']} — stopped: {result['stop_reason']}"))
     human = f"{table}\n{best_text(result['best'])}"
     if result.get("certification"):
         from harness.rundir.certify import render
 
         human += "\ncertification: " + render(result["certification"]).replace("\n", "\n  ")
-    if as_json:
-        click.echo(human, err=True)
-    emit(summary, as_json, human=f"{human}\nrun: {result['run']}")
-
-
-def _latest_run(base: Path, variant: str, executor: str, seed_candidate: str) -> str | None:
-    """The most recently created run of this variant on this executor's seed."""
-    from harness.rundir.records import read_record
-
-    found = []
-    for manifest in base.glob("*/manifest.json"):
-        try:
-            data = read_record("manifest", manifest)
-        except UserError:
-            continue
-        if (data["variant"], data["executor"], data.get("seed_candidate", data["executor"])) == \
-                (variant, executor, seed_candidate):
-            found.append((str(data.get("created", "")), manifest.parent.name))
-    return max(found)[1] if found else None
+    return human
 
 
 COMMANDS = (init_cmd, stage_cmd, check_cmd, smoke_cmd, evaluate_cmd, commit_cmd, discard_cmd, status_cmd,

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import click
 
-from harness.cli.output import emit
-from harness.cli.run_options import JSON_OPTION, RUNS_DIR_OPTION, handled as _handled
+from harness.cli.conventions import JSON_OPTION, RUNS_DIR_OPTION, emit, handled
 
 
 @click.command("end")
@@ -15,7 +14,7 @@ from harness.cli.run_options import JSON_OPTION, RUNS_DIR_OPTION, handled as _ha
               help="The variant's own verdict (e.g. \"aflow: converged\"); default: the stop condition that holds.")
 @RUNS_DIR_OPTION
 @JSON_OPTION
-@_handled
+@handled
 def end_cmd(run, reason, runs_dir, as_json):
     """Record that RUN stopped and why: status "stopped", stop_reason (the STOP
     file's text, the cap or skip limit reached, or --reason), committed.
@@ -45,7 +44,7 @@ def end_cmd(run, reason, runs_dir, as_json):
               help="At most this many agent sessions.")
 @RUNS_DIR_OPTION
 @JSON_OPTION
-@_handled
+@handled
 def drive_cmd(variant, executor, agent_command, run_id, max_sessions, runs_dir, as_json):
     """Run VARIANT on EXECUTOR with a fresh agent context per iteration.
 

@@ -3,60 +3,34 @@
     profile = load_profile("profiles/vllm-qwen.yaml")
     client = make_client(profile)                      # or mode="record"/"replay", cassette=...
     reply = client.complete("Where is the red ball?", system="You plan.")
+
+This package is light to import: it declares the `llm.*` node namespace
+(`NODE_NAMESPACE`, published under the `architect.node_namespaces` entry
+point; the registry imports `harness.models.nodes` on the first `llm.*`
+lookup) and loads the names below from their modules on first use.
 """
 
-import os
-from pathlib import Path
+import importlib
 
-from harness.models.client import BASE_URL_ENV, ModelClient, effective_setup, make_client
-from harness.models.profile import InferenceProfile, ProfileError, load_profile, resolve_profile_path
-from harness.models.request import CassetteMiss, ModelCallError, ModelResponse
+from harness.plugins import NodeNamespace
 
-__all__ = ["CassetteMiss", "InferenceProfile", "ModelCallError", "ModelClient", "ModelResponse",
-           "ProfileError", "client_for_graph", "load_profile", "make_client", "resolve_profile_path"]
+NODE_NAMESPACE = NodeNamespace(name="llm", node_modules=("harness.models.nodes",),
+                               doc="model-calling node types: chat, structured output, image description, "
+                                   "context harness, round history")
 
-
-def client_for_graph(graph: dict, candidate_dir=None, mode: str | None = None, cassette=None,
-                     concurrency: int | None = None):
-    """The client for a graph's pinned `model_profile`, or None when it pins none;
-    `concurrency` overrides the profile's cap (a share of it per Ray actor)."""
-    pinned = graph.get("model_profile")
-    if not pinned:
-        return None
-    profile = load_profile(resolve_profile_path(pinned["path"], candidate_dir))
-    if concurrency is not None:
-        import dataclasses
-
-        profile = dataclasses.replace(profile, concurrency=concurrency)
-    return make_client(profile, mode, cassette)
+_EXPORTS = {
+    "harness.models.client": ("BASE_URL_ENV", "ModelClient", "client_for_graph", "effective_setup", "make_client",
+                              "model_fingerprint"),
+    "harness.models.profile": ("InferenceProfile", "ProfileError", "load_profile", "resolve_profile_path"),
+    "harness.models.request": ("CassetteMiss", "ModelCallError", "ModelResponse"),
+}
+_HOME = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_HOME)
 
 
-def model_fingerprint(graph: dict, candidate_dir=None) -> str:
-    """What, besides the candidate's files, decides a model graph's answers: the
-    pinned profile's content, the effective mode and (when replaying) the
-    cassette's content. "" for a graph that pins no profile. Part of the
-    result-cache key, so a replayed result is never served to a live run."""
-    import hashlib
-
-    pinned = graph.get("model_profile")
-    if not pinned:
-        return ""
-    path = resolve_profile_path(pinned["path"], candidate_dir)
-    mode, cassette = effective_setup(load_profile(path))
-    h = hashlib.sha256(path.read_bytes() + mode.encode())
-    h.update(os.environ.get(BASE_URL_ENV, "").encode())
-    if mode == "replay" and cassette is not None and Path(cassette).is_file():
-        h.update(Path(cassette).read_bytes())
-    return h.hexdigest()
-
-
-def register_node_types(registry=None) -> None:
-    """Register the `llm.*` node types (into the default registry unless one is given)."""
-    from harness.models import nodes
-    from harness.canvas.registry import default_registry
-
-    nodes.register_into(registry or default_registry())
-
-
-# Importing harness.models makes `llm.*` resolvable in the default registry.
-register_node_types()
+def __getattr__(name: str):
+    if name not in _HOME:
+        raise AttributeError(f"module 'harness.models' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME[name]), name)
+    globals()[name] = value
+    return value

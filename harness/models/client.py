@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness.models.cassette import Cassette
-from harness.models.profile import DEFAULT_KEY_ENV, InferenceProfile, ProfileError
+from harness.models.profile import (DEFAULT_KEY_ENV, InferenceProfile, ProfileError, load_profile,
+                                    resolve_profile_path)
 from harness.models.request import (BackendResult, ModelCallError, ModelRequest, ModelResponse,
                                     normalise_messages)
 
@@ -195,3 +196,37 @@ def make_client(profile: InferenceProfile, mode: str | None = None, cassette: st
     backend = None if mode == "replay" else _make_backend(profile)
     return ModelClient(profile, mode=mode, cassette=cassette if mode != "live" else None,
                        backend=backend, on_retry=on_retry)
+
+
+def client_for_graph(graph: dict, candidate_dir=None, mode: str | None = None, cassette=None,
+                     concurrency: int | None = None):
+    """The client for a graph's pinned `model_profile`, or None when it pins none;
+    `concurrency` overrides the profile's cap (a share of it per Ray actor)."""
+    pinned = graph.get("model_profile")
+    if not pinned:
+        return None
+    profile = load_profile(resolve_profile_path(pinned["path"], candidate_dir))
+    if concurrency is not None:
+        import dataclasses
+
+        profile = dataclasses.replace(profile, concurrency=concurrency)
+    return make_client(profile, mode, cassette)
+
+
+def model_fingerprint(graph: dict, candidate_dir=None) -> str:
+    """What, besides the candidate's files, decides a model graph's answers: the
+    pinned profile's content, the effective mode and (when replaying) the
+    cassette's content. "" for a graph that pins no profile. Part of the
+    result-cache key, so a replayed result is never served to a live run."""
+    import hashlib
+
+    pinned = graph.get("model_profile")
+    if not pinned:
+        return ""
+    path = resolve_profile_path(pinned["path"], candidate_dir)
+    mode, cassette = effective_setup(load_profile(path))
+    h = hashlib.sha256(path.read_bytes() + mode.encode())
+    h.update(os.environ.get(BASE_URL_ENV, "").encode())
+    if mode == "replay" and cassette is not None and Path(cassette).is_file():
+        h.update(Path(cassette).read_bytes())
+    return h.hexdigest()

@@ -8,7 +8,7 @@ import pytest
 from canvas_corridor import corridor_graph
 
 from harness.canvas import CompositeError, GraphLoadError, candidate_hash, flatten, graph_hash, load_graph
-from harness.cli.output import UserError
+from harness.errors import UserError
 
 
 def test_load_graph_file_and_folder(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.evaluation.backends import LocalBackend, choose_backend, make_plan
 
 

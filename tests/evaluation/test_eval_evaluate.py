@@ -10,7 +10,7 @@ import pytest
 from eval_candidates import make_candidate
 
 import executors
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.evaluation import evaluate, smoke_gate
 from harness.schemas import validate_instance
 

@@ -1,71 +1,36 @@
-"""Layering of the library: read from the source (AST), not from a running import.
+"""Layering of the library, by imports and by strings (the rules: layers.py).
 
-- Only `harness.cli` imports `harness.cli`: library modules raise the errors of
-  `harness.errors`, the CLI turns them into output.
-- No import circle between modules of harness/ and executors/, counting
-  imports inside functions too (a lazy import still couples two modules).
+- No dependency breaks a layer: library -> CLI, executor -> another executor,
+  production -> tests, canvas -> models/executors; a plug-in's command module
+  uses only the CLI's conventions.
+- No import circle between modules of harness/ and executors/.
+- The checker sees what it must: a planted string dependency of each kind,
+  in a temporary tree, is reported.
 """
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import networkx as nx
 
+from layers import all_dependencies, library_modules, violations
+
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("harness", "executors")
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def library_modules() -> dict[str, Path]:
-    return {module_name(p): p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))
-            if "seeds" not in p.relative_to(ROOT).parts}
-
-
-def imported_names(path: Path, name: str) -> set[str]:
-    """Every module name an import statement in the file names (absolute, resolved)."""
-    is_package = path.name == "__init__.py"
-    out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
-            out.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = name.split(".") if is_package else name.split(".")[:-1]
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            out.add(target)
-            out.update(f"{target}.{alias.name}" for alias in node.names)
-    return out
-
-
-def import_graph() -> nx.DiGraph:
-    modules = library_modules()
+def import_graph(root: Path = ROOT) -> nx.DiGraph:
+    modules = library_modules(root)
     graph = nx.DiGraph()
     graph.add_nodes_from(modules)
-    for name, path in modules.items():
-        for target in imported_names(path, name):
-            if target in modules and target != name:
-                graph.add_edge(name, target)
+    for dep in all_dependencies(root):
+        if dep.kind == "import" and dep.target in modules and dep.target != dep.source:
+            graph.add_edge(dep.source, dep.target)
     return graph
 
 
-def test_no_library_module_imports_the_cli():
-    offenders = sorted(
-        f"{name} imports {target}"
-        for name, path in library_modules().items() if not (name + ".").startswith("harness.cli.")
-        for target in imported_names(path, name) if (target + ".").startswith("harness.cli.")
-    )
-    assert offenders == []
+def test_no_dependency_breaks_a_layer():
+    assert violations(ROOT) == []
 
 
 def test_no_import_circles():
@@ -76,12 +41,15 @@ def test_no_import_circles():
     assert circles == []
 
 
-def test_the_walk_sees_real_imports():
-    """Guards the test itself: a known edge is found, so an empty result above means something."""
+def test_the_walk_sees_real_imports_and_strings():
+    """Guards the test itself: known edges are found, so an empty result above means something."""
     graph = import_graph()
     assert graph.has_edge("harness.canvas.registry", "harness.canvas.node")
     assert graph.has_edge("harness.rundir.loop", "harness.errors")
-    assert not graph.has_edge("harness.rundir.loop", "harness.variants.random_proposer")
+    assert not graph.has_edge("harness.rundir.loop", "harness.variants.random_proposer.proposer")
+    strings = {(d.source, d.target, d.kind) for d in all_dependencies(ROOT)}
+    assert ("executors.babyai", "executors.babyai.oracle", "string") in strings
+    assert ("harness.variants.shaper", "harness.variants.shaper.cli", "declaration") in strings
 
 
 def test_run_directories_do_not_reach_up_into_the_variants():
@@ -110,3 +78,38 @@ def test_the_sandbox_core_sits_below_canvas_and_models():
     imports = {t for name, path in library_modules().items() if name.startswith("harness.sandbox")
                for t in imported_names(path, name) if t.split(".")[0] in PACKAGES}
     assert sorted(t for t in imports if not t.startswith(("harness.sandbox", "harness.pysource"))) == []
+
+
+PLANTED = {
+    # file -> its text; each line below breaks one rule by a string, not an import
+    "harness/variants/toy/__init__.py":
+        'from harness.variant_api import VariantSpec\n'
+        'VARIANT = VariantSpec(name="toy", skill="s.md", fitness="mean", max_iterations=1,\n'
+        '                      headless_driver="harness.cli.toy_cmds:loop_toy",\n'
+        '                      commands={"toy": "harness.variants.toy.cli:toy_group"})\n',
+    "harness/variants/toy/cli.py":
+        'from harness.cli.conventions import emit\nRUN = "harness.cli.run_cmds:loop_cmd"\n',
+    "harness/cli/toy_cmds.py": 'def loop_toy():\n    pass\n',
+    "executors/alpha/__init__.py": 'TIERS = "executors.beta.tiers:expand_tier"\n',
+    "executors/beta/__init__.py": 'import executors.beta.tiers\nSTAND_IN = "tests.plugins.toy_executor"\n',
+    "executors/beta/tiers.py": 'def expand_tier(spec, budgets):\n    return []\n',
+    "harness/canvas/registry.py": 'NAMESPACES = {"llm": "harness.models"}\nSIM = "executors.alpha"\n',
+    "harness/rundir/check.py": '"""Docstrings mention harness.cli in prose; that is no dependency."""\n'
+                               'HINT = "run `architect check RUN STAGING`"\n',
+}
+
+
+def test_planted_string_dependencies_are_reported(tmp_path):
+    for rel, text in PLANTED.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    found = violations(tmp_path)
+    assert found == sorted([
+        "executors.alpha:1 string executors.beta.tiers: executor -> another executor",
+        "executors.beta:2 string tests.plugins.toy_executor: production -> tests",
+        "harness.canvas.registry:1 string harness.models: canvas -> models/executors",
+        "harness.canvas.registry:2 string executors.alpha: canvas -> models/executors",
+        "harness.variants.toy.cli:2 string harness.cli.run_cmds: "
+        "plug-in command module -> CLI internals (only harness.cli.conventions)",
+        "harness.variants.toy:3 string harness.cli.toy_cmds: library -> CLI",
+    ]), found

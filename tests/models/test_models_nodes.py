@@ -213,8 +213,7 @@ def test_describe_node_sends_the_image(candidate):
 
 
 def test_llm_types_resolve_in_the_default_registry():
-    import harness.models  # noqa: F401
-
+    """`llm.*` is a node namespace found through its entry point, like an executor's types."""
     reg = default_registry()
     for name in ("llm.Chat", "llm.Structured", "llm.Describe", "llm.ContextHarness"):
         assert reg.get(name) is not None, name

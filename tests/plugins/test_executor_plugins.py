@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from toy_executor import install_toy_executor
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,3 +113,39 @@ def test_the_remembered_entry_points_follow_installs_and_edits(tmp_path):
     assert names(site)[1] == ["toyline"]  # an edited entry_points.txt: now broken, and said so
     (cache / "entry-points.json").write_text("{not json")
     assert names() == before  # a damaged cache is read again from the installed metadata
+
+
+def test_the_data_command_serves_what_the_specs_declare(tmp_path):
+    """`architect data` knows the toy executor's data set from its spec alone."""
+    site = install_toy_executor(tmp_path / "site")
+    env = dict(os.environ, ARCHITECT_DATA_DIR=str(tmp_path / "data"), PYTHONPATH=str(site))
+
+    def data(*argv):
+        code = "import sys; from harness.cli import main; sys.exit(main())"
+        return subprocess.run([sys.executable, "-c", code, "data", *argv], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    listed = {d["name"]: d for d in json.loads(data("list", "--json").stdout)["datasets"]}
+    assert listed["toyfacts"]["executors"] == ["toyline"] and listed["toyfacts"]["present"] is False
+    assert listed["toyfacts"]["about"].startswith("toy facts") and "r2r" in listed
+    assert data("check", "toyfacts", "--json").returncode == 1
+    fetched = json.loads(data("fetch", "toyfacts", "--json").stdout)
+    assert fetched["ok"] and fetched["installed"] == 1 and (tmp_path / "data" / "toyfacts" / "facts.json").is_file()
+    assert json.loads(data("check", "toyfacts", "--json").stdout)["ok"] is True
+    assert {d["name"]: d for d in json.loads(data("list", "--json").stdout)["datasets"]}["toyfacts"]["present"]
+    unknown = data("fetch", "nope", "--json")
+    assert unknown.returncode == 2
+    assert json.loads(unknown.stdout)["error"].startswith("unknown data set 'nope' (declared by the installed "
+                                                          "executors: r2r, toyfacts)")
+
+
+def test_a_data_module_must_keep_the_contract():
+    from harness.errors import ExecutorError
+    from harness.executor_api import DataRequirement
+
+    with pytest.raises(ExecutorError, match=r"data set 'x': json lacks fetch, import_from, verify, complete, "
+                                            r"progress_to_stderr, ABOUT"):
+        DataRequirement(name="x", module="json").load()
+    with pytest.raises(ExecutorError, match="importing not_a_module_here failed: ModuleNotFoundError"):
+        DataRequirement(name="y", module="not_a_module_here").load()
+    assert DataRequirement(name="y", module="not_a_module_here").present() is False

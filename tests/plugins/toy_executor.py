@@ -2,9 +2,10 @@
 
 `install_toy_executor(root)` writes, under `root` (a folder put on PYTHONPATH):
 the package `toyline` (a 1-D line world: the agent must walk to the episode's
-`goal`), its profile and seed, and `toyline-0.1.dist-info/` whose
-entry_points.txt registers it in the `architect.executors` group — what
-`pip install` of a package declaring that entry point leaves behind.
+`goal`), its profile and seed, its data set `toyfacts` (one file, made
+locally by its "fetch"), and `toyline-0.1.dist-info/` whose entry_points.txt
+registers it in the `architect.executors` group — what `pip install` of a
+package declaring that entry point leaves behind.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 from pathlib import Path
 
 SPEC = '''
-from harness.executor_api import ExecutorSpec
+from harness.executor_api import DataRequirement, ExecutorSpec
 
 EXECUTOR = ExecutorSpec(
     name="toyline",
@@ -24,7 +25,55 @@ EXECUTOR = ExecutorSpec(
     primary_metric="success_rate",
     seeds={"toyline": "seeds/toyline"},
     optional_dependencies=("toyline_missing_extra",),
+    data=(DataRequirement(name="toyfacts", module="toyline.data"),),
 )
+'''
+
+DATA = '''"""The toyfacts data set: one file of goal cells."""
+import shutil
+import sys
+from pathlib import Path
+
+from harness.fileio import data_home
+
+ABOUT = "toy facts: the goal cells of the toyline tiers, made locally (public domain)"
+TEXT = '{"goals": [2, 4, 6, 8]}'
+
+
+def _root(dest):
+    return Path(dest) if dest is not None else data_home() / "toyfacts"
+
+
+def fetch(dest=None, *, say):
+    root = _root(dest)
+    present = complete(root)
+    if not present:
+        root.mkdir(parents=True, exist_ok=True)
+        (root / "facts.json").write_text(TEXT)
+        say("facts.json")
+    return {"installed": 0 if present else 1, "already_present": 1 if present else 0, "failed": [], "dest": str(root)}
+
+
+def import_from(source, dest=None, *, say):
+    root = _root(dest)
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(Path(source) / "facts.json", root / "facts.json")
+    return {"installed": 1, "already_present": 0, "failed": [], "dest": str(root)}
+
+
+def verify(dest=None):
+    root = _root(dest)
+    ok = complete(root)
+    return {"ok": ok, "files": 1, "bad": [] if ok else ["facts.json"], "root": str(root)}
+
+
+def complete(root=None):
+    path = _root(root) / "facts.json"
+    return path.is_file() and path.read_text() == TEXT
+
+
+def progress_to_stderr(message):
+    print(message, file=sys.stderr)
 '''
 
 NODES = '''
@@ -93,6 +142,7 @@ def install_toy_executor(root: Path) -> Path:
     (package / "seeds" / "toyline").mkdir(parents=True)
     (package / "__init__.py").write_text(SPEC)
     (package / "nodes.py").write_text(NODES)
+    (package / "data.py").write_text(DATA)
     (package / "profile.yaml").write_text(PROFILE)
     (package / "seeds" / "toyline" / "graph.json").write_text(json.dumps(SEED, indent=2))
     dist = root / "toyline-0.1.dist-info"

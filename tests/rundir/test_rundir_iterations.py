@@ -130,7 +130,7 @@ def test_parallel_slots_evaluate_side_by_side_and_commit_as_successive_iteration
 
 
 def test_caps_stop_the_loop_and_the_state_says_why(run_dir: Path):
-    from harness.cli.output import UserError
+    from harness.errors import UserError
     from harness.rundir.layout import RunPaths
     from harness.rundir.loop import Progress, run_loop
     from harness.rundir.records import read_record, write_record

@@ -10,7 +10,7 @@ from harness.canvas.patch import apply_patch
 from harness.canvas.registry import for_graph
 from harness.canvas.validate import validate_graph
 from harness.rundir.proposal import AXES
-from harness.variants.random_proposer import RandomProposer
+from harness.variants.random_proposer.proposer import RandomProposer
 
 SEED_GRAPH = json.loads((Path(__file__).resolve().parents[2] / "seeds" / "babyai" / "graph.json").read_text())
 

@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.rundir import ledger, proposal, state, whitelist
 from harness.rundir.lock import run_lock
 

@@ -12,7 +12,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness.cli.output import UserError  # noqa: E402
+from harness.errors import UserError  # noqa: E402
 from harness.models.loopback import LoopbackServer  # noqa: E402
 from harness.schemas import validate_instance  # noqa: E402
 from harness.variants.shaper import beam as beams  # noqa: E402

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from harness.cli.output import UserError
-from harness.variants import adas
+from harness.errors import UserError
+from harness.variants.adas import archive as adas
 from harness.variants.fitness import bootstrap_ci
 
 

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from harness.cli.output import UserError
-from harness.variants import aflow
+from harness.errors import UserError
+from harness.variants.aflow import rules as aflow
 
 
 def test_probabilities_follow_the_formula():

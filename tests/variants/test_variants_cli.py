@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
-from harness.variants import kdloop
+from harness.variants.kdloop import memory as kdloop
 
 GROUPS = {"adas": ["archive", "history", "debug"], "aflow": ["select", "experience", "duplicate", "converged"],
           "kdloop": ["init", "append", "delete", "show", "specs", "evaluate", "pick", "reflect-due", "reflected", "coverage", "stop"],
@@ -26,7 +26,7 @@ def test_every_subcommand_explains_itself(argv):
 
 
 def test_cli_lists_exactly_the_memory_files():
-    from harness.cli.variant_cmds import MEMORY_FILES
+    from harness.variants.kdloop.cli import MEMORY_FILES
 
     assert sorted(MEMORY_FILES) == sorted(kdloop.MEMORY_FILES)
 

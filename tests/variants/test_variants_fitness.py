@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.variants.fitness import (
     BootstrapCI,
     bootstrap_ci,

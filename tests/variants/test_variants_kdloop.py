@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from harness.cli.output import UserError
+from harness.errors import UserError
 from harness.schemas import validate_instance
-from harness.variants import kdloop
+from harness.variants.kdloop import memory as kdloop
 
 
 @pytest.fixture

@@ -11,8 +11,6 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from harness.errors import UserError
 
 ROLES = ("judge", "summariser", "optimizer")
@@ -110,13 +108,10 @@ def build_config(data: dict | None = None, **overrides) -> ShaperConfig:
 
 
 def read_config_file(path: str | Path) -> dict:
+    from harness.fileio import read_yaml
+
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read the shaper config: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise UserError(f"{path}: not valid YAML: {exc}") from None
+    data = read_yaml(path, "shaper config", UserError) or {}
     if not isinstance(data, dict):
         raise UserError(f"{path}: a shaper config is a mapping of keys to values")
     return data

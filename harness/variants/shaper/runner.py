@@ -1,5 +1,7 @@
 """Headless SHAPER: create or resume a run of a seed, start the scripted stand-ins
-when asked, and drive the search under the run lock."""
+when asked, and drive the search under the run lock. `loop_headless` is the
+variant's headless driver (`architect loop shaper <seed>`): it returns the
+result to the command, which prints it."""
 
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ from harness.rundir.recover import recover
 from harness.rundir.run import Run
 from harness.rundir.stage import clear_stale
 from harness.variants.shaper import beam as beams
-from harness.variants.shaper.config import ROLES, ShaperConfig
+from harness.variant_api import HeadlessResult
+from harness.variants.shaper.config import ROLES, ShaperConfig, build_config, read_config_file
 from harness.variants.shaper.models import CostMeter, Roles, fingerprint, profile_paths
 from harness.variants.shaper.optimizer import FILES
 from harness.variants.shaper.rollout import episode_scores
@@ -204,3 +207,21 @@ def run_headless(seed_name: str, *, runs_dir: Path, run_id: str | None = None, r
             say(f"run {paths.run_id}: iteration 0 (the seed) committed; schedule of up to "
                 f"{config.proposals_in_schedule()} proposals")
         return drive(paths, base_url=url if config.scripted_models or base_url else None, say=say)
+
+
+def loop_headless(seed_name: str, *, run_id, resume, config_path, scripted_models, seed, smoke_episodes,
+                  eval_episodes, runs_dir: Path, say) -> HeadlessResult:
+    """The headless driver: a new run configured by the YAML at `config_path` and the loop's
+    options, or the resumed one (which keeps its configuration)."""
+    config = None
+    if not resume:
+        data = read_config_file(config_path) if config_path else {}
+        config = build_config(data, scripted_models=True if scripted_models else None, seed=seed,
+                              smoke_episodes=smoke_episodes, val_episodes=eval_episodes)
+    elif config_path or scripted_models:
+        raise UserError("--config and --scripted-models apply to a new run; a resumed run keeps its configuration")
+    result = run_headless(seed_name, runs_dir=runs_dir, run_id=run_id, resume=resume, config=config, say=say)
+    text = (f"run {result['run_id']} stopped: {result['stop_reason']}; {result['iterations']} iteration(s) "
+            f"(cap {result['cap']}); beam {', '.join(result['beam'])}; total cost ${result['costs']['total_usd']:.4f}\n"
+            f"run: {result['run']}")
+    return HeadlessResult(result, text)

@@ -22,10 +22,6 @@ from harness.variants.fitness import (
     episode_scores,
     read_proposal,
 )
-from harness.variant_api import VariantSpec
-
-VARIANT = VariantSpec(name="adas", skill=".claude/commands/architect/variants/adas.md", fitness="bootstrap",
-                      max_iterations=20)
 
 MAX_DEBUG_ATTEMPTS = 3
 REFLEXION_ROUNDS = 2

@@ -23,10 +23,6 @@ from harness.rundir.layout import RunPaths
 from harness.rundir.ledger import failed, read_rows
 from harness.rundir.records import read_iteration_metrics
 from harness.variants.fitness import committed_scores, read_proposal
-from harness.variant_api import VariantSpec
-
-VARIANT = VariantSpec(name="aflow", skill=".claude/commands/architect/variants/aflow.md", fitness="mean",
-                      max_iterations=20)
 
 TOP_K = 4
 ALPHA = 0.2

@@ -25,10 +25,6 @@ from harness.variants.fitness import (
     staging_iteration,
 )
 from harness.rundir.proposal import AXES
-from harness.variant_api import VariantSpec
-
-VARIANT = VariantSpec(name="kdloop", skill=".claude/commands/architect/variants/kdloop.md", fitness="bootstrap",
-                      max_iterations=10)
 
 MAX_SPECS = 3
 HEARTBEAT = 3

@@ -27,10 +27,6 @@ from harness.canvas.validate import validate_graph
 from harness.errors import UserError
 from harness.rundir import proposal as proposal_md
 from harness.fileio import read_json, write_json_atomic
-from harness.variant_api import VariantSpec
-
-VARIANT = VariantSpec(name="random", skill=".claude/commands/architect/variants/random.md", fitness="mean",
-                      max_iterations=10, offline_proposer="harness.variants.random_proposer:propose_into")
 
 MOVES = ("swap", "set_config", "add_node", "remove_node", "rewire")
 MAX_TRIES = 200

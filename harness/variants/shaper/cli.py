@@ -1,8 +1,8 @@
-"""`architect loop shaper <seed>` (headless) and the `architect shaper …` helpers
-behind the SHAPER proposer skill: the deterministic parts (rollouts, minibatch
-sampling, gradient assembly, the sandbox gate, proposal bookkeeping with
-dedupe, validation as run iterations, beam update and stage switching, the
-final test evaluation, costs). All take --json."""
+"""`architect shaper …`: the helpers behind the SHAPER proposer skill, its
+deterministic parts (rollouts, minibatch sampling, gradient assembly, the
+sandbox gate, proposal bookkeeping with dedupe, validation as run iterations,
+beam update and stage switching, the final test evaluation, costs). All take
+--json. The headless run (`architect loop shaper <seed>`) is `runner.py`'s."""
 
 from __future__ import annotations
 
@@ -11,41 +11,7 @@ from pathlib import Path
 
 import click
 
-from harness.cli.output import UserError, emit
-from harness.cli.variant_cmds import _reports_errors as _handled
-
-json_option = click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout.")
-runs_dir_option = click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-                               help="Folder holding run directories (default: $ARCHITECT_RUNS_DIR or ./runs).")
-
-
-def _say():
-    """Progress lines on stderr (stdout carries the one JSON object)."""
-    from harness.rundir.loop import Progress
-
-    return Progress(enabled=True).say
-
-
-def loop_shaper(seed: str, *, run_id, resume, config_path, scripted, seed_value, smoke_episodes, eval_episodes,
-                runs_dir, as_json) -> None:
-    """The body of `architect loop shaper SEED` (called by the loop command)."""
-    from harness.rundir.layout import default_runs_dir
-    from harness.variants.shaper.config import build_config, read_config_file
-    from harness.variants.shaper.runner import run_headless
-
-    config = None
-    if not resume:
-        data = read_config_file(config_path) if config_path else {}
-        config = build_config(data, scripted_models=True if scripted else None, seed=seed_value,
-                              smoke_episodes=smoke_episodes, val_episodes=eval_episodes)
-    elif config_path or scripted:
-        raise UserError("--config and --scripted-models apply to a new run; a resumed run keeps its configuration")
-    result = run_headless(seed, runs_dir=runs_dir or default_runs_dir(), run_id=run_id, resume=resume,
-                          config=config, say=_say())
-    human = (f"run {result['run_id']} stopped: {result['stop_reason']}; {result['iterations']} iteration(s) "
-             f"(cap {result['cap']}); beam {', '.join(result['beam'])}; total cost ${result['costs']['total_usd']:.4f}\n"
-             f"run: {result['run']}")
-    emit(result, as_json, human=human)
+from harness.cli.conventions import JSON_OPTION, RUNS_DIR_OPTION, UserError, emit, handled, progress_say
 
 
 @click.group("shaper")
@@ -104,9 +70,9 @@ def next_step(search) -> str:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="YAML of SHAPER settings (beam_width, branching, rounds, skill_rounds, minibatch, ...).")
 @click.option("--run-id", default=None)
-@runs_dir_option
-@json_option
-@_handled
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@handled
 def init_cmd(seed, config_path, run_id, runs_dir, as_json):
     """Create a SHAPER run of SEED: iteration 0 is the seed (smoke and validation split)."""
     from harness.rundir.layout import default_runs_dir
@@ -114,16 +80,16 @@ def init_cmd(seed, config_path, run_id, runs_dir, as_json):
     from harness.variants.shaper.runner import create_run
 
     config = build_config(read_config_file(config_path) if config_path else {})
-    paths = create_run(seed, config, runs_dir=runs_dir or default_runs_dir(), run_id=run_id, say=_say())
+    paths = create_run(seed, config, runs_dir=runs_dir or default_runs_dir(), run_id=run_id, say=progress_say())
     emit({"ok": True, "run": str(paths.root), "run_id": paths.run_id, "cap": config.proposals_in_schedule()},
          as_json, human=str(paths.root))
 
 
 @shaper_group.command("status")
 @click.argument("run")
-@runs_dir_option
-@json_option
-@_handled
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@handled
 def status_cmd(run, runs_dir, as_json):
     """Phase, round, stage, beam (with validation means), selections, costs and the next step."""
     with _open(run, runs_dir) as opened:
@@ -141,14 +107,14 @@ def status_cmd(run, runs_dir, as_json):
 @shaper_group.command("minibatch")
 @click.argument("run")
 @click.option("--candidate", required=True, help="Beam candidate id (see `architect shaper status`).")
-@runs_dir_option
-@json_option
-@_handled
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@handled
 def minibatch_cmd(run, candidate, runs_dir, as_json):
     """Roll CANDIDATE out on the train split (once; kept in memory/shaper/rollouts/) and draw this
     round's minibatch. Prints the steps to judge and the episodes to summarise."""
     with _open(run, runs_dir) as opened:
-        search = _search(opened, _say())
+        search = _search(opened, progress_say())
         r, stage = _current(search)
         if candidate not in search.state["beam"]:
             raise UserError(f"--candidate {candidate}: not in the beam ({', '.join(search.state['beam'])})")
@@ -174,9 +140,9 @@ def minibatch_cmd(run, candidate, runs_dir, as_json):
                    "wrong_subgoal, executor_mismatch, parse_error).")
 @click.option("--summaries", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="JSON {episode_id: summary text}.")
-@runs_dir_option
-@json_option
-@_handled
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@handled
 def gradient_cmd(run, candidate, judgements, summaries, runs_dir, as_json):
     """Assemble CANDIDATE's gradient for this round from the judge's and summariser's texts plus
     aggregate statistics; writes memory/shaper/gradients/r<round>-<candidate>.json."""
@@ -211,8 +177,8 @@ def gradient_cmd(run, candidate, judgements, summaries, runs_dir, as_json):
 
 @shaper_group.command("gate")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@json_option
-@_handled
+@JSON_OPTION
+@handled
 def gate_cmd(file, as_json):
     """The sandbox gate of a context-harness proposal (exit 1 with the problems when rejected)."""
     from harness.variants.shaper.optimizer import sandbox_problems
@@ -231,9 +197,9 @@ def gate_cmd(file, as_json):
               help="The complete new artefact of this stage (skill.md or build_context.py text).")
 @click.option("--rejected", "rejected_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Harness stage, repair attempt: the JSON this command printed for the rejected attempt.")
-@runs_dir_option
-@json_option
-@_handled
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@handled
 def propose_cmd(run, parent, branch, file, rejected_file, runs_dir, as_json):
     """Record a proposal of this round (the frozen artefact is taken from the parent, whatever the file).
     A harness proposal the sandbox rejects is not recorded the first time: fix it and call again with
@@ -268,14 +234,14 @@ def propose_cmd(run, parent, branch, file, rejected_file, runs_dir, as_json):
 
 @shaper_group.command("validate")
 @click.argument("run")
-@runs_dir_option
-@json_option
-@_handled
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@handled
 def validate_cmd(run, runs_dir, as_json):
     """Drop this round's exact duplicates, then stage, check, smoke, evaluate on the validation split
     and commit every other proposal (one iteration each; sandbox-rejected ones are discarded)."""
     with _open(run, runs_dir) as opened:
-        search = _search(opened, _say())
+        search = _search(opened, progress_say())
         r, _ = _current(search)
         search.validate_round(r)
         rows = [{k: p[k] for k in ("id", "status", "candidate", "iteration", "reason")}
@@ -285,14 +251,14 @@ def validate_cmd(run, runs_dir, as_json):
 
 @shaper_group.command("advance")
 @click.argument("run")
-@runs_dir_option
-@json_option
-@_handled
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@handled
 def advance_cmd(run, runs_dir, as_json):
     """Close the round: rank incumbents and new candidates (paired statistics), keep the beam, report
     regressions against the seed; at a stage's end select and freeze its artefact."""
     with _open(run, runs_dir) as opened:
-        search = _search(opened, _say())
+        search = _search(opened, progress_say())
         r, _ = _current(search)
         if next_step(search) != "advance":
             raise UserError(f"round {r} is not finished: next step is `{next_step(search)}`")
@@ -304,16 +270,16 @@ def advance_cmd(run, runs_dir, as_json):
 
 @shaper_group.command("final")
 @click.argument("run")
-@runs_dir_option
-@json_option
-@_handled
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@handled
 def final_cmd(run, runs_dir, as_json):
     """Score the selected pair and its ablations (seed, skill only, harness only, both) on the sealed
     test split; writes memory/shaper/final.json and final.md."""
     from harness.variants.shaper.search import commit_memory, final_markdown
 
     with _open(run, runs_dir) as opened:
-        search = _search(opened, _say())
+        search = _search(opened, progress_say())
         if search.state["phase"] != "final":
             raise UserError(f"phase is {search.state['phase']}: the final evaluation follows the last round")
         if search.config.final_test:
@@ -327,9 +293,9 @@ def final_cmd(run, runs_dir, as_json):
 
 @shaper_group.command("costs")
 @click.argument("run")
-@runs_dir_option
-@json_option
-@_handled
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@handled
 def costs_cmd(run, runs_dir, as_json):
     """Money spent per round and in total (rollouts, judge, summariser, optimizer, validation, final)."""
     from harness.rundir.layout import resolve_run
@@ -340,7 +306,3 @@ def costs_cmd(run, runs_dir, as_json):
     emit({"ok": True, **costs}, as_json,
          human="\n".join(f"round {k}: ${v:.4f}" for k, v in costs["by_round"].items()) +
                f"\ntotal: ${costs['total_usd']:.4f}")
-
-
-def register(main: click.Group) -> None:
-    main.add_command(shaper_group)
