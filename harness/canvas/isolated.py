@@ -72,6 +72,7 @@ class IsolatedNodeset:
         self.declared: dict | None = None
         self._local = threading.local()
         self._all: list[SandboxProcess] = []
+        self._nodes: dict[int, int] = {}  # id(process) -> its live nodes
         self._lock = threading.Lock()
 
     def process(self) -> SandboxProcess:
@@ -90,6 +91,17 @@ class IsolatedNodeset:
         if self.declared is None:
             self.declared = reply
 
+    def acquire(self, proc: SandboxProcess) -> None:
+        with self._lock:
+            self._nodes[id(proc)] = self._nodes.get(id(proc), 0) + 1
+
+    def release(self, proc: SandboxProcess) -> None:
+        """A node closed; a process left without nodes ends (the next node starts a fresh one)."""
+        with self._lock:
+            left = self._nodes[id(proc)] = self._nodes.get(id(proc), 1) - 1
+        if left <= 0:
+            proc.close()
+
     def close(self) -> None:
         with self._lock:
             for proc in self._all:
@@ -106,6 +118,7 @@ def isolated_overlay(files: list[Path], candidate_dir: Path, overlay, executor: 
         overlay.load_errors.append(("nodeset/", f"the candidate's node files could not be loaded in the sandbox "
                                                 f"process: {exc}"))
         return nodeset
+    nodeset.close()  # declared; a process runs again only while nodes of these types exist
     declared = nodeset.declared or {}
     overlay.load_errors.extend((str(w), str(m)) for w, m in declared.get("errors", []))
     for decl in declared.get("types", []):
@@ -157,6 +170,7 @@ class IsolatedNode(Node):
         super().__init__(node_id, config)
         self._key = next(_keys)
         self._process = self._nodeset.process()
+        self._nodeset.acquire(self._process)
         self._set_up = False
         self._granted: Context | None = None
         self._call({"op": "create"}, None)
@@ -173,9 +187,12 @@ class IsolatedNode(Node):
 
     def close(self) -> None:
         try:
-            self._process.request({"op": "close", "key": self._key}, 2.0)
+            if self._process.running:
+                self._process.request({"op": "close", "key": self._key}, 2.0)
         except SandboxError:
             pass
+        finally:
+            self._nodeset.release(self._process)
 
     # -- internals ---------------------------------------------------------
     def _call(self, message: dict, ctx: Context | None):

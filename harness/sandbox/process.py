@@ -101,6 +101,10 @@ class SandboxProcess:
                 answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
             self._send(answer)
 
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
     def close(self) -> None:
         with self._lock:
             self._kill()
