@@ -213,8 +213,23 @@ def resolve_seed(name: str) -> tuple[ExecutorSpec, str]:
     seeds = all_seeds()
     if name in seeds:
         return seeds[name], name
-    raise ExecutorError(f"unknown executor or seed {name!r} (executors: {', '.join(sorted(specs)) or 'none'}; "
-                        f"seeds: {', '.join(sorted(seeds)) or 'none'}; {REINSTALL_HINT})")
+    raise _unknown_executor_or_seed(name, specs, seeds)
+
+
+def executor_of(name: str) -> ExecutorSpec:
+    """The executor an executor name or a seed name denotes (`architect nodes --executor mapgpt-heuristic`)."""
+    specs = discover_executors()
+    if name in specs or name in _discovery_errors:
+        return find_executor(name)
+    seeds = all_seeds()
+    if name in seeds:
+        return seeds[name]
+    raise _unknown_executor_or_seed(name, specs, seeds)
+
+
+def _unknown_executor_or_seed(name: str, specs: dict, seeds: dict) -> ExecutorError:
+    return ExecutorError(f"unknown executor or seed {name!r} (executors: {', '.join(sorted(specs)) or 'none'}; "
+                         f"seeds: {', '.join(sorted(seeds)) or 'none'}; {REINSTALL_HINT})")
 
 
 def seed_graph_path(name: str) -> Path:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
+from harness.roots import cache_home, data_home  # noqa: F401 - the folders plug-ins and readers name (defined in roots)
 
 MAX_DEPTH = 100               # nesting of arrays/objects (mappings/sequences) in any input file
 MAX_INT_DIGITS = 40           # larger integers are refused (no format here needs them)
@@ -89,29 +90,12 @@ def read_text(path: str | os.PathLike, what: str = "file", error: type[UserError
     try:
         data = p.read_bytes()
     except FileNotFoundError:
-        raise _fail(error, f"{p}: {what} not found", str(p)) from None
+        raise _fail(error, f"{p}: {what} not found; check the path", str(p)) from None
     except IsADirectoryError:
         raise _fail(error, f"{p}: is a folder, expected a {what}", str(p)) from None
     except OSError as exc:
         raise _fail(error, f"{p}: cannot read {what}: {exc.strerror or exc}", str(p)) from None
     return decode_text(data, str(p), what, error)
-
-
-def cache_home() -> Path:
-    """Where architect keeps what it can rebuild (compiled schema checks, the entry
-    points): `$ARCHITECT_CACHE_DIR`, default `~/.cache/architect`."""
-    base = os.environ.get("ARCHITECT_CACHE_DIR")
-    return Path(base).expanduser() if base else Path.home() / ".cache" / "architect"
-
-
-def data_home() -> Path:
-    """Where the executors' data sets are installed (`architect data fetch`):
-    `$ARCHITECT_DATA_DIR`, else `$XDG_DATA_HOME/architect`, else `~/.local/share/architect`."""
-    env = os.environ.get("ARCHITECT_DATA_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share") / "architect"
 
 
 # -- writing -------------------------------------------------------------------
@@ -389,3 +373,16 @@ def read_yaml(path: str | os.PathLike, what: str = "YAML file", error: type[User
     """Read and parse a YAML file with `parse_yaml`'s guarantees."""
     p = Path(path)
     return parse_yaml(read_text(p, what, error), str(p), what, error)
+
+
+def split_front_matter(text: str, source: str) -> tuple[Any, str]:
+    """(YAML front matter between leading `---` lines, or None; the body after it) of a
+    Markdown file (proposal.md, goal.md), the front matter parsed with `parse_yaml`."""
+    if not text.startswith("---"):
+        return None, text
+    parts = text.split("\n---", 1)
+    if len(parts) != 2:
+        raise InputError(f"{source}: front matter opened with --- but never closed")
+    meta = parse_yaml(parts[0][3:], source, "front matter", first_line=1)
+    body = parts[1].split("\n", 1)[1] if "\n" in parts[1] else ""
+    return meta, body

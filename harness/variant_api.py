@@ -77,12 +77,12 @@ class VariantSpec:
 
     def loop_mode(self, executor: str, *, schedule_options: bool, driver_options: bool) -> str:
         """The run mode for `architect loop VARIANT EXECUTOR`, refusing options that do not apply:
-        `schedule_options` (--iterations/--max-iterations/--max-skips given), `driver_options`
+        `schedule_options` (--iterations/--max-iterations/--max-skips/--tier given), `driver_options`
         (--config/--scripted-models given)."""
         mode = self.run_mode
         if mode == HEADLESS and schedule_options:
-            raise VariantError(f"{self.name}: its own schedule sets the iteration cap; "
-                               "drop --iterations / --max-iterations / --max-skips")
+            raise VariantError(f"{self.name}: its own schedule sets the iteration cap and its splits the tiers; "
+                               "drop --iterations / --max-iterations / --max-skips / --tier")
         if mode != HEADLESS and driver_options:
             with_driver = ", ".join(n for n, v in discover_variants().items() if v.run_mode == HEADLESS)
             raise VariantError(f"--config and --scripted-models are options of variants with a headless driver "

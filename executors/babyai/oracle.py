@@ -59,7 +59,7 @@ def oracle(episode: dict) -> dict:
     caps = [u.max_steps, episode.get("max_steps")]
     budget = min(int(c) for c in caps if c is not None)
     shortest = envs.shortest_path_length(env)
-    steps, reward, status, error = 0, 0.0, "max_steps", None
+    steps, reward, status, error, actions = 0, 0.0, "max_steps", None, []
     deadline = _Deadline(episode.get("wall_seconds"))
     try:
         if deadline.deadline is not None:
@@ -71,6 +71,7 @@ def oracle(episode: dict) -> dict:
             else:
                 action = bot.replan()
             obs, reward, terminated, truncated, _ = env.step(action)
+            actions.append(u.actions(action).name)
             steps += 1
             if terminated:
                 status = "success" if reward > 0 else "failure"
@@ -93,4 +94,4 @@ def oracle(episode: dict) -> dict:
             "termination": "success" if success else ("node_error" if error else
                                                       "wall_time" if status == "wall_time" else "sim_done"),
             "error": error, "metrics": metrics, "model_calls": 0, "input_tokens": 0, "output_tokens": 0,
-            "cost_usd": 0.0, "wall_seconds": time.perf_counter() - started}
+            "cost_usd": 0.0, "wall_seconds": time.perf_counter() - started, "actions": actions}

@@ -1,8 +1,10 @@
 """BabyAI's state renderer for `architect episode … --tick T`: the true grid
 (replayed from the episode's level, seed and the actions executed before tick
 T) beside the agent's belief map (the first map-shaped output of the tick),
-two characters per cell in minigrid's notation (object, colour; the agent as
-an arrow; `__` an open door, `L` a locked one; blank = unknown)."""
+two characters per cell: the object's letter and its colour's code (every
+colour its own letter: grey is `E`, green `G`), the agent as an arrow, `__`
+an open door, `L` a locked one, ` .` an empty cell, blank = unknown. A
+legend under the two grids names every letter and colour code shown."""
 
 from __future__ import annotations
 
@@ -14,12 +16,14 @@ from executors.babyai import world as W
 
 _OBJECT_CHAR = {"wall": "W", "floor": "F", "door": "D", "key": "K", "ball": "A", "box": "B", "goal": "G",
                 "lava": "V"}
+_COLOUR_CODE = {"red": "R", "green": "G", "blue": "B", "purple": "P", "yellow": "Y", "grey": "E"}
 _ARROWS = (">>", "VV", "<<", "^^")          # minigrid direction: east, south, west, north
 _MAP_ARROWS = ("^^", ">>", "VV", "<<")      # map frame heading: start, right, back, left
 
 
-def true_grid(episode: dict, actions: list) -> tuple[list[str], object]:
-    """The real level after `actions` (slips replayed as in the simulator)."""
+def true_grid(episode: dict, actions: list) -> tuple[np.ndarray, tuple[int, int, int], str]:
+    """The real level after `actions` (slips replayed as in the simulator): its
+    encoded grid [x, y], the agent's (x, y, direction) and what it carries."""
     env = envs.make_env(episode["level"])
     try:
         envs.reset_env(env, episode["seed"])
@@ -30,9 +34,8 @@ def true_grid(episode: dict, actions: list) -> tuple[list[str], object]:
             _, _, terminated, truncated, _ = env.step(u.actions(index))
             if terminated or truncated:
                 break
-        lines = u.pprint_grid().splitlines()
         carrying = f"carrying: {u.carrying.color} {u.carrying.type}" if u.carrying else "carrying: nothing"
-        return lines, carrying
+        return u.grid.encode(), (int(u.agent_pos[0]), int(u.agent_pos[1]), int(u.agent_dir)), carrying
     finally:
         env.close()
 
@@ -70,7 +73,17 @@ def _cell(code) -> str:
     if name == "door" and state == W.OPEN:
         return "__"
     letter = "L" if name == "door" and state == W.LOCKED else _OBJECT_CHAR.get(name, "?")
-    return letter + IDX_TO_COLOR.get(color, "?")[0].upper()
+    return letter + _COLOUR_CODE.get(IDX_TO_COLOR.get(color, "?"), "?")
+
+
+def _rows(grid: np.ndarray, x_range: range, y_range: range, agent: tuple[int, int, str] | None) -> list[str]:
+    return ["".join(agent[2] if agent and (x, y) == agent[:2] else _cell(grid[x, y]) for x in x_range)
+            for y in y_range]
+
+
+def render_true(grid: np.ndarray, agent: tuple[int, int, int]) -> list[str]:
+    x, y, direction = agent
+    return _rows(grid, range(grid.shape[0]), range(grid.shape[1]), (x, y, _ARROWS[direction % 4]))
 
 
 def render_map(grid: np.ndarray, pose: dict | None) -> list[str]:
@@ -78,23 +91,29 @@ def render_map(grid: np.ndarray, pose: dict | None) -> list[str]:
     if known.size == 0:
         return ["(nothing known yet)"]
     (x0, y0), (x1, y1) = known.min(axis=0), known.max(axis=0)
+    agent = None
     if pose is not None:
         x0, y0 = min(x0, pose["x"]), min(y0, pose["y"])
         x1, y1 = max(x1, pose["x"]), max(y1, pose["y"])
-    lines = []
-    for y in range(y0, y1 + 1):
-        row = []
-        for x in range(x0, x1 + 1):
-            if pose is not None and (x, y) == (pose["x"], pose["y"]):
-                row.append(_MAP_ARROWS[int(pose["dir"]) % 4])
-            else:
-                row.append(_cell(grid[x, y]))
-        lines.append("".join(row))
-    return lines
+        agent = (pose["x"], pose["y"], _MAP_ARROWS[int(pose["dir"]) % 4])
+    return _rows(grid, range(x0, x1 + 1), range(y0, y1 + 1), agent)
+
+
+def legend(*grids: np.ndarray) -> str:
+    """The letters and colour codes the grids use, each named."""
+    shown = np.concatenate([g.reshape(-1, 3) for g in grids])
+    objects = sorted({IDX_TO_OBJECT.get(int(o)) for o in np.unique(shown[:, 0])} & set(_OBJECT_CHAR))
+    colours = sorted({IDX_TO_COLOR.get(int(c)) for o, c, _ in shown
+                      if IDX_TO_OBJECT.get(int(o)) in _OBJECT_CHAR} & set(_COLOUR_CODE))
+    parts = [f"{_OBJECT_CHAR[name]} {name}" for name in objects]
+    parts += ["L locked door", "__ open door", " . empty", "arrows: the agent"]
+    return ("legend: " + ", ".join(parts) + "; colours: "
+            + ", ".join(f"{_COLOUR_CODE[c]} {c}" for c in colours or _COLOUR_CODE))
 
 
 def render_state(episode: dict, tick: int, captured: dict, actions: list) -> str:
-    truth, carrying = true_grid(episode, actions)
+    grid_true, agent, carrying = true_grid(episode, actions)
+    truth = render_true(grid_true, agent)
     node, grid, pose = belief_map(captured)
     belief = render_map(grid, pose) if grid is not None else ["(no map-shaped output at this tick)"]
     left_title = f"true grid at tick {tick}, before its actions ({carrying})"
@@ -105,4 +124,5 @@ def render_state(episode: dict, tick: int, captured: dict, actions: list) -> str
         left = truth[i] if i < len(truth) else ""
         right = belief[i] if i < len(belief) else ""
         rows.append(left.ljust(width) + right)
+    rows.append(legend(grid_true, *([grid] if grid is not None else [])))
     return "\n".join(rows)

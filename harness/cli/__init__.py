@@ -14,6 +14,7 @@ import importlib
 import click
 
 from harness import __version__
+from harness.roots import HELP_TEXT
 
 # The harness's own command modules and the commands each adds.
 MODULE_COMMANDS = {
@@ -79,7 +80,8 @@ class _LazyGroup(click.Group):
         return super().list_commands(ctx)
 
 
-@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="\b\nWhere architect writes (`architect status RUN` prints the resolved folders):\n" + HELP_TEXT)
 @click.version_option(__version__, prog_name="architect")
 def main() -> None:
     """Search the architecture of embodied agents.

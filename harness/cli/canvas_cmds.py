@@ -151,7 +151,8 @@ def hash_cmd(graph, candidate, as_json):
 
 
 @click.command("nodes")
-@click.option("--executor", help="Also load this executor's node types (executors/<NAME>).")
+@click.option("--executor", help="Also load this executor's node types: an executor or one of its seeds "
+                                 "(e.g. babyai, mapgpt-heuristic).")
 @click.option("--candidate-dir", type=click.Path(file_okay=False),
               help="Also load a candidate's nodeset/*.py types (as candidate.<Name>).")
 @JSON_OPTION
@@ -164,8 +165,9 @@ def nodes_cmd(executor, candidate_dir, as_json):
     (fallbacks included).
     """
     from harness.canvas.registry import alphabet
+    from harness.executor_api import executor_of
 
-    types = [nt.to_dict() for nt in alphabet(executor, candidate_dir).all()]
+    types = [nt.to_dict() for nt in alphabet(executor and executor_of(executor).name, candidate_dir).all()]
     if as_json:
         emit({"ok": True, "types": types}, True)
         return

@@ -68,8 +68,10 @@ def handled(command):
             return command(*args, **kwargs)
         except UserError as error:
             fail(error, as_json)
+        except FileNotFoundError as error:
+            fail(UserError(f"{error.filename or error}: not found; check the path"), as_json)
         except (OSError, json.JSONDecodeError) as error:
-            fail(UserError(f"{type(error).__name__}: {error}"), as_json)
+            fail(UserError(f"{type(error).__name__}: {error}; check the file and its permissions"), as_json)
 
     return wrapper
 

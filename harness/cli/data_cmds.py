@@ -49,8 +49,14 @@ def fetch_cmd(dataset, source, dest, as_json):
     and correct are kept; rerun after an interruption."""
     from harness.executor_api import find_dataset
 
+    from harness.roots import data_home
+
     module = find_dataset(dataset).load()
     say = (lambda m: None) if as_json else module.progress_to_stderr
+    where = (f"into {dest}" if dest is not None else
+             f"into {data_home() / dataset} (the data folder: $ARCHITECT_DATA_DIR, else $XDG_DATA_HOME/architect "
+             "or ~/.local/share/architect; --dest or ARCHITECT_DATA_DIR changes it)")
+    click.echo(f"{dataset}: {'importing from ' + str(source) if source is not None else 'fetching'} {where}", err=True)
     if source is not None:
         result = module.import_from(source, dest, say=say)
     else:
@@ -61,7 +67,7 @@ def fetch_cmd(dataset, source, dest, as_json):
                         f"{first['error']}; rerun the same command to resume", details=result)
     emit(dict(result, ok=True, dataset=dataset), as_json,
          human=f"{dataset}: {result['installed']} file(s) installed, {result['already_present']} already present "
-               f"in {result['dest']}")
+               f"in {result['dest']} (a later run finds it there; set ARCHITECT_DATA_DIR to use another data folder)")
 
 
 @data_group.command("check")

@@ -22,13 +22,19 @@ CONFIDENCE_OPTION = click.option("--confidence", type=click.FloatRange(0.5, 0.99
 @JSON_OPTION
 @handled
 def episodes_cmd(run, iteration, vs, confidence, runs_dir, as_json):
-    """Per-episode outcomes of ITER against its parent on the shared episodes.
+    """Per-episode outcomes of ITER, against its parent on the shared episodes.
 
     ITER is a committed iteration number or a staging folder name (`4-2`).
     Lists the episodes gained, lost and unchanged (success), per level or
     task group; per metric the paired mean difference with a bootstrap CI;
-    for success the exact McNemar p-value; and a verdict: better, worse or
-    indistinguishable at the stated confidence.
+    for success the exact McNemar p-value; and a verdict in the metric's
+    better direction (the executor's declaration; none for a metric without
+    one): better, worse or indistinguishable at the stated confidence. Then
+    ITER's failed episodes per level with their termination reason and first
+    failing firing, and the findings: the failure summary (termination
+    reasons x level, the most frequent last agent firing before a failure)
+    and the executor's probe findings. An iteration without a parent
+    (iteration 0) gets the failures only, unless --vs names one.
     """
     from harness.rundir.evidence import episodes_view
     from harness.rundir.layout import resolve_run

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 
 from harness.cli.backend_options import backend_options, evaluation_setting
-from harness.cli.conventions import JSON_OPTION, emit, handled
+from harness.cli.conventions import JSON_OPTION, UserError, emit, handled
 
 
 def default_out_dir(name: str, candidate_hash: str, tier: str, oracle: bool) -> Path:
-    root = Path(os.environ.get("ARCHITECT_RESULTS_DIR") or Path("runs") / "_experiments")
+    from harness.roots import results_dir
+
+    root = results_dir()
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in (name or "candidate"))
     return root / f"{safe}-{candidate_hash[:12]}" / (f"{tier}-oracle" if oracle else tier)
 
@@ -37,7 +38,8 @@ def experiment() -> None:
                    "a model, the pinned inference profile's concurrency].")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="Folder for metrics.json and episodes/*.jsonl "
-                   "[default: runs/_experiments/<name>-<hash>/<tier>, or under $ARCHITECT_RESULTS_DIR].")
+                   "[default: <results>/<name>-<hash>/<tier>; results = $ARCHITECT_RESULTS_DIR, else "
+                   "<runs>/_experiments with runs = $ARCHITECT_RUNS_DIR or ./runs].")
 @click.option("--no-cache", is_flag=True, help="Re-run every episode instead of reusing cached results.")
 @click.option("--oracle", is_flag=True,
               help="Run the executor's oracle (e.g. the BabyAI bot, which reads the true grid) on the same "
@@ -50,7 +52,7 @@ def run(candidate: Path, tier: str, episodes, workers, in_flight, out_dir, no_ca
     """Evaluate CANDIDATE on a tier of fixed episodes and write metrics.json.
 
     CANDIDATE is a graph.json or a candidate folder holding one (plus its
-    prompts, skill and nodeset files). The graph is validated first; episodes
+    prompts, skill and nodeset files), or a seed or executor name (its seed). The graph is validated first; episodes
     then run in parallel worker processes with a progress bar on stderr.
     Results: OUT/metrics.json (schema schemas/metrics.schema.json) and one
     JSONL log per episode in OUT/episodes/. A worker that dies or hangs is
@@ -62,6 +64,7 @@ def run(candidate: Path, tier: str, episodes, workers, in_flight, out_dir, no_ca
     from harness.evaluation import evaluate, smoke_gate
     from harness.evaluation.candidate import load_candidate
 
+    candidate = _candidate_folder(candidate)
     if out_dir is None:
         cand = load_candidate(candidate)
         out_dir = default_out_dir(cand.graph.get("name") or cand.directory.name, cand.hash, tier, oracle)
@@ -74,11 +77,29 @@ def run(candidate: Path, tier: str, episodes, workers, in_flight, out_dir, no_ca
     emit(summary, as_json, human=None if as_json else human_summary(summary))
 
 
+def _candidate_folder(candidate: Path) -> Path:
+    """CANDIDATE as given, or, when no such path exists, the folder of the seed (or the
+    executor's default seed) it names."""
+    if candidate.exists() or len(candidate.parts) != 1:
+        return candidate
+    from harness.executor_api import resolve_seed
+
+    try:
+        spec, seed = resolve_seed(str(candidate))
+    except UserError as exc:
+        raise UserError(f"{candidate}: no such candidate folder or graph.json, and not a seed name: {exc.message}") from None
+    return spec.seed_dir(seed)
+
+
 def summary_of(metrics: dict, out_dir: Path, gate: dict | None) -> dict:
     keep = ("tier", "executor", "oracle", "candidate", "primary", "secondary", "n", "n_episodes",
             "complete", "infra_failures", "agent_errors", "terminations", "cached", "backend", "workers", "in_flight",
             "wall_seconds", "model", "warnings")
     summary = {"ok": True, **{k: metrics[k] for k in keep if k in metrics}}
+    if not metrics["complete"]:
+        from harness.evaluation.failures import infra_cause
+
+        summary["infra_cause"] = infra_cause(metrics)
     summary["metrics_path"] = str(out_dir / "metrics.json")
     summary["episodes_dir"] = str(out_dir / "episodes")
     if gate is not None:
@@ -104,6 +125,8 @@ def human_summary(s: dict) -> str:
         f"metrics: {s['metrics_path']}",
         f"episode logs: {s['episodes_dir']}",
     ]
+    if s.get("infra_cause"):
+        lines.append(f"incomplete: {s['infra_cause']}")
     for w in s.get("warnings", []):
         lines.append(f"warning: {w}")
     gate = s.get("smoke_gate")

@@ -72,8 +72,8 @@ def cassette_cmd(cassette: str, as_json: bool) -> None:
 @models_group.command("check-harness")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--executor", default=None,
-              help="Executor whose history format the probes follow (default: the executor of the "
-                   "graph.json next to FILE, else the generic format).")
+              help="Executor (or one of its seeds) whose history format the probes follow (default: the "
+                   "executor of the graph.json next to FILE, else the generic format).")
 @JSON_OPTION
 @handled
 def check_harness_cmd(file: str, executor: str | None, as_json: bool) -> None:
@@ -87,7 +87,10 @@ def check_harness_cmd(file: str, executor: str | None, as_json: bool) -> None:
     from harness.models.context_harness import check_context_harness
     from harness.models.probes import probe_histories
 
-    problems = check_context_harness(file, probe_histories(executor or _executor_beside(Path(file))))
+    from harness.executor_api import executor_of
+
+    executor = executor_of(executor).name if executor else _executor_beside(Path(file))
+    problems = check_context_harness(file, probe_histories(executor))
     if problems:
         fail(UserError(f"{file}: context harness rejected: {problems[0]}" +
                        (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),

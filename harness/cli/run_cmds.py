@@ -34,17 +34,25 @@ def SPEND_OPTIONS(command):
     return command
 
 
+TIER_OPTION = click.option(
+    "--tier", default=None, metavar="TIER",
+    help="New run: the tier every iteration is evaluated on (default: the executor profile's performance tier; "
+         "`architect executors --json` lists the tiers, e.g. BabyAI's search-hard). The matching sealed holdout "
+         "(holdout-hard for search-hard, else holdout) is the one certification uses.")
+
+
 def _fitness_rule():
     from harness.variants.fitness import fitness_for
 
     return fitness_for
 
 
-def _print_dry_run(variant, executor, smoke_episodes, eval_episodes, as_json) -> None:
+def _print_dry_run(variant, executor, smoke_episodes, eval_episodes, tier, max_iterations, as_json) -> None:
     from harness.rundir.create import dry_run
     from harness.rundir.plan import render
 
-    plan = dry_run(variant, executor, smoke_episodes=smoke_episodes, eval_episodes=eval_episodes)
+    plan = dry_run(variant, executor, smoke_episodes=smoke_episodes, eval_episodes=eval_episodes, tier=tier,
+                   max_iterations=max_iterations)
     emit(dict(plan, ok=True, dry_run=True), as_json, human=render(plan))
 
 
@@ -64,12 +72,13 @@ def _runs_dir(runs_dir: Path | None) -> Path:
 @click.option("--smoke-episodes", type=click.IntRange(min=1), default=None, help="Use only the first N smoke episodes (cheap runs).")
 @click.option("--eval-episodes", type=click.IntRange(min=1), default=None, help="Use only the first N performance-tier episodes (cheap runs).")
 @click.option("--seed", type=int, default=None, help="Seed of the random proposer, stored in the manifest.")
+@TIER_OPTION
 @backend_options
 @SPEND_OPTIONS
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @handled
-def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episodes, eval_episodes, seed, backend,
+def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episodes, eval_episodes, seed, tier, backend,
              ray_address, max_cost_usd, max_tokens, dry_run, runs_dir, as_json):
     """Create a run directory (its own git repository) for VARIANT on EXECUTOR.
 
@@ -79,10 +88,10 @@ def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episode
     from harness.rundir.create import DEFAULT_MAX_SKIPS, init_run
     from harness.rundir.loop import Progress
     if dry_run:
-        return _print_dry_run(variant, executor, smoke_episodes, eval_episodes, as_json)
+        return _print_dry_run(variant, executor, smoke_episodes, eval_episodes, tier, max_iterations, as_json)
     show = Progress(enabled=True)
     paths = init_run(variant, executor, runs_dir=_runs_dir(runs_dir), run_id=run_id,
-                     max_iterations=max_iterations,
+                     max_iterations=max_iterations, performance_tier=tier,
                      max_skips=DEFAULT_MAX_SKIPS if max_skips is None else max_skips,
                      smoke_episodes=smoke_episodes, eval_episodes=eval_episodes, seed=seed, say=show.say,
                      evaluation=evaluation_setting(backend, ray_address),
@@ -326,13 +335,14 @@ def rerun_cmd(run, iteration, times, runs_dir, as_json):
               help="Headless-driver variants (shaper): YAML of the variant's settings for a new run.")
 @click.option("--scripted-models", is_flag=True,
               help="Headless-driver variants (shaper): answer every model call with scripted stand-ins on a loopback server (offline).")
+@TIER_OPTION
 @backend_options
 @SPEND_OPTIONS
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @handled
 def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations, max_skips, smoke_episodes,
-             eval_episodes, certify, certify_reruns, holdout_episodes, config_path, scripted_models, backend,
+             eval_episodes, certify, certify_reruns, holdout_episodes, config_path, scripted_models, tier, backend,
              ray_address, max_cost_usd, max_tokens, dry_run, runs_dir, as_json):
     """Drive the search: stage -> propose -> check -> smoke -> evaluate ->
     commit/discard, with live progress on stderr, ending with a summary table.
@@ -348,7 +358,7 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
     from harness.variant_api import HEADLESS, find_variant
 
     spec = find_variant(variant)
-    mode = spec.loop_mode(executor, schedule_options=(iterations, max_iterations, max_skips) != (None,) * 3,
+    mode = spec.loop_mode(executor, schedule_options=(iterations, max_iterations, max_skips, tier) != (None,) * 4,
                           driver_options=bool(config_path or scripted_models))
     if mode == HEADLESS:
         result = spec.drive_headless(executor, run_id=run_id, resume=resume, config_path=config_path,
@@ -356,14 +366,15 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
                                      eval_episodes=eval_episodes, runs_dir=_runs_dir(runs_dir), say=progress_say())
         return emit(result.payload, as_json, human=result.text)
     if dry_run:
-        return _print_dry_run(variant, executor, smoke_episodes, eval_episodes, as_json)
+        return _print_dry_run(variant, executor, smoke_episodes, eval_episodes, tier,
+                              max_iterations if max_iterations is not None else iterations, as_json)
     show = Progress(enabled=True)
     paths = open_or_start(
         variant, executor, run_id=run_id, resume=resume, runs_dir=_runs_dir(runs_dir), say=show.say,
         evaluation=evaluation_setting(backend, ray_address),
         max_iterations=max_iterations if max_iterations is not None else iterations,
         max_skips=DEFAULT_MAX_SKIPS if max_skips is None else max_skips, smoke_episodes=smoke_episodes,
-        eval_episodes=eval_episodes, seed=0 if seed is None else seed,
+        eval_episodes=eval_episodes, seed=0 if seed is None else seed, performance_tier=tier,
         spend_caps={"max_cost_usd": max_cost_usd, "max_tokens": max_tokens}, fitness=_fitness_rule())
     certification = {"reruns": certify_reruns, "holdout_episodes": holdout_episodes} if certify else None
     result = run_loop(paths, target=iterations, seed=seed, show=show, propose=spec.proposer(),

@@ -42,10 +42,15 @@ def end_cmd(run, reason, runs_dir, as_json):
 @click.option("--run-id", default=None, help="Run folder name (default: VARIANT-EXECUTOR, as the skills use).")
 @click.option("--max-sessions", type=click.IntRange(min=1), default=100, show_default=True,
               help="At most this many agent sessions.")
+@click.option("--max-iterations", type=click.IntRange(min=0), default=None,
+              help="Passed on in the prompt: the iteration cap of the run the first session creates "
+                   "(of an existing run: lowered in its goal.md).")
+@click.option("--tier", default=None, metavar="TIER",
+              help="Passed on in the prompt: the tier the new run is evaluated on (see `architect init --help`).")
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @handled
-def drive_cmd(variant, executor, agent_command, run_id, max_sessions, runs_dir, as_json):
+def drive_cmd(variant, executor, agent_command, run_id, max_sessions, max_iterations, tier, runs_dir, as_json):
     """Run VARIANT on EXECUTOR with a fresh agent context per iteration.
 
     Starts the agent command once per iteration with `/architect:iterate
@@ -58,8 +63,11 @@ def drive_cmd(variant, executor, agent_command, run_id, max_sessions, runs_dir, 
     from harness.variant_api import find_variant
 
     find_variant(variant)
+    options = [*(["--max-iterations", str(max_iterations)] if max_iterations is not None else []),
+               *(["--tier", tier] if tier else [])]
     result = drive(variant, executor, agent_command=agent_command, runs_dir=runs_dir or default_runs_dir(),
-                   run_id=run_id, max_sessions=max_sessions, say=lambda msg: click.echo(msg, err=True))
+                   run_id=run_id, max_sessions=max_sessions, options=options,
+                   say=lambda msg: click.echo(msg, err=True))
     emit(dict(result, ok=True), as_json,
          human=f"{len(result['sessions'])} session(s); stopped: {result['stop_reason']}\nrun: {result['run']}")
 

@@ -1,6 +1,6 @@
 """Result cache keyed by (candidate hash, tier, episode id).
 
-Entries live under `$ARCHITECT_CACHE_DIR` (default `~/.cache/architect/results`):
+Entries live under `<cache>/results` (`$ARCHITECT_CACHE_DIR/results`, default `~/.cache/architect/results`):
 `<hash[:2]>/<hash>/<tier>/<episode_id>.json`, plus the episode's JSONL log
 gzipped next to it when one was written. Each candidate folder is guarded by a
 file lock; files are written atomically. Only episodes that ran to a clean end
@@ -16,7 +16,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 
@@ -30,10 +29,9 @@ _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 def default_cache_dir() -> Path:
-    env = os.environ.get("ARCHITECT_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "architect" / "results"
+    from harness.roots import result_cache_dir
+
+    return result_cache_dir()
 
 
 def cacheable(record: dict) -> bool:

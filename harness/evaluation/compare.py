@@ -8,9 +8,25 @@ from __future__ import annotations
 from harness.evaluation.paired import CONFIDENCE, compare, pair_by_episode
 from harness.evaluation.records import metric_value
 
-# Metrics where a smaller value is the better one (the rest: larger is better).
-LOWER_IS_BETTER = frozenset({"steps", "ticks", "wall_seconds", "cost_usd", "model_calls", "input_tokens",
-                             "output_tokens"})
+# What an episode costs, measured by the harness itself for every executor: less is better.
+COSTS = {"wall_seconds": "lower", "cost_usd": "lower", "model_calls": "lower", "input_tokens": "lower",
+         "output_tokens": "lower"}
+
+
+def metric_directions(executor: str | None) -> dict[str, str]:
+    """Metric -> "higher" or "lower" (the better direction): the executor spec's
+    `metrics`, plus the harness's cost counters. A metric missing here gets no
+    verdict; an executor that cannot be found contributes nothing."""
+    from harness.executor_api import discover_executors
+
+    spec = discover_executors().get(executor) if executor else None
+    return {**COSTS, **(dict(spec.metrics) if spec is not None else {})}
+
+
+def _higher_is_better(name: str, directions: dict[str, str], primary: str) -> bool | None:
+    if name in directions:
+        return directions[name] == "higher"
+    return True if name == primary else None  # the primary metric is what the search maximises
 
 
 def episode_group(record: dict) -> str:
@@ -27,9 +43,13 @@ def primary_name(metrics: dict) -> str:
 
 
 def compare_evaluations(a: dict, b: dict, *, confidence: float = CONFIDENCE, seed: int = 0,
-                        metrics: list[str] | None = None) -> dict:
+                        metrics: list[str] | None = None, directions: dict[str, str] | None = None) -> dict:
     """B against A: gained / lost / unchanged episodes (on success), per group,
-    and a paired comparison of the primary and each secondary metric."""
+    and a paired comparison of the primary and each secondary metric, each in
+    its better direction (`directions`, default: `metric_directions` of B's
+    executor; a metric without one is compared without a verdict)."""
+    if directions is None:
+        directions = metric_directions(b.get("executor"))
     pairs = pair_by_episode(a.get("episodes") or [], b.get("episodes") or [])
     primary = primary_name(b)
     names = [primary] + [m for m in (metrics if metrics is not None else list((b.get("secondary") or {})))
@@ -50,7 +70,7 @@ def compare_evaluations(a: dict, b: dict, *, confidence: float = CONFIDENCE, see
         values = [(metric_value(ra, name), metric_value(rb, name)) for ra, rb in pairs]
         values = [(x, y) for x, y in values if x is not None and y is not None]
         comparisons[name] = compare([x for x, _ in values], [y for _, y in values], metric=name,
-                                    higher_is_better=name not in LOWER_IS_BETTER, confidence=confidence,
+                                    higher_is_better=_higher_is_better(name, directions, primary), confidence=confidence,
                                     seed=seed).to_dict()
     ids_a = {str(r.get("episode_id", i)) for i, r in enumerate(a.get("episodes") or [])}
     ids_b = {str(r.get("episode_id", i)) for i, r in enumerate(b.get("episodes") or [])}

@@ -62,7 +62,7 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     plan = runs_on.plan(workers, in_flight, model_concurrency)
     cache = (_result_cache(cand, tier, probes, noise_seed if stochastic else None)
              if use_cache and not oracle else None)
-    records, tasks = _served_and_pending(specs, cache, out, oracle)
+    records, tasks = _served_and_pending(specs, cache, out)
 
     wall_budget = float((cand.graph.get("budgets") or {}).get("wall_seconds")
                         or (ex.profile.get("budgets") or {}).get("wall_seconds") or DEFAULT_WALL_SECONDS)
@@ -117,12 +117,12 @@ def _result_cache(cand, tier: str, probes: dict, noise_seed: int | None) -> Resu
     return ResultCache(cand.hash, tier if noise_seed is None else f"{tier}~noise{noise_seed}", code=code)
 
 
-def _served_and_pending(specs: list[dict], cache, out: Path | None, oracle: bool) -> tuple[dict[int, dict], list[dict]]:
+def _served_and_pending(specs: list[dict], cache, out: Path | None) -> tuple[dict[int, dict], list[dict]]:
     """Records the cache already holds (by episode index), and the tasks left to run."""
     records: dict[int, dict] = {}
     tasks = []
     for index, ep in enumerate(specs):
-        log_rel = None if (out is None or oracle) else f"episodes/{_safe(ep['episode_id'])}.jsonl"
+        log_rel = None if out is None else f"episodes/{_safe(ep['episode_id'])}.jsonl"
         log_abs = str(out / log_rel) if log_rel else None
         hit = cache.get(ep, Path(log_abs) if log_abs else None) if cache else None
         if hit is not None:

@@ -6,7 +6,8 @@ The one place where "is the child better than its parent?" is decided:
   on the discordant pairs (episodes one candidate solved and the other did not);
 - any metric: a paired percentile bootstrap CI of the mean difference (B − A);
 - a verdict, `better`, `worse` or `indistinguishable`, at a stated confidence
-  (binary metrics: McNemar p < 1 − confidence; other metrics: the CI excludes 0).
+  (binary metrics: McNemar p < 1 − confidence; other metrics: the CI excludes 0);
+  none (`None`) for a metric whose better direction nobody declared.
 
 Small API, plain data (`PairedComparison.to_dict()`), no run-directory
 knowledge: callers pair the episodes (`pair_by_episode`) and say which
@@ -84,8 +85,8 @@ class PairedComparison:
     lost: int | None        # binary only: episodes A solved and B did not
     p_value: float | None   # binary only: exact McNemar
     confidence: float
-    higher_is_better: bool
-    verdict: str
+    higher_is_better: bool | None   # None: no direction declared, so no verdict
+    verdict: str | None
     test: str
 
     def to_dict(self) -> dict:
@@ -98,13 +99,16 @@ class PairedComparison:
                  f"{self.confidence:.0%} CI {self.ci_low:+.3f}…{self.ci_high:+.3f}"]
         if self.binary:
             parts.append(f", +{self.gained}/−{self.lost}, McNemar p={self.p_value:.3g}")
-        parts.append(f", n={self.n}): {self.verdict}")
+        parts.append(f", n={self.n}): {self.verdict}" if self.verdict is not None else
+                     f", n={self.n}): no verdict (no better direction declared)")
         return "".join(parts)
 
 
-def compare(a: Sequence[float], b: Sequence[float], *, metric: str = "success", higher_is_better: bool = True,
-            confidence: float = CONFIDENCE, resamples: int = RESAMPLES, seed: int = 0) -> PairedComparison:
-    """Compare paired per-episode values (a[i] and b[i] come from the same episode)."""
+def compare(a: Sequence[float], b: Sequence[float], *, metric: str = "success",
+            higher_is_better: bool | None = True, confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
+            seed: int = 0) -> PairedComparison:
+    """Compare paired per-episode values (a[i] and b[i] come from the same episode).
+    `higher_is_better=None`: the difference and its test without a verdict."""
     if len(a) != len(b):
         raise ValueError(f"paired values differ in length: {len(a)} vs {len(b)}")
     if not 0.5 <= confidence < 1.0:
@@ -113,8 +117,9 @@ def compare(a: Sequence[float], b: Sequence[float], *, metric: str = "success", 
     binary = bool(np.all(np.isin(xa, (0.0, 1.0))) and np.all(np.isin(xb, (0.0, 1.0))))
     n = int(xa.size)
     if n == 0:
-        return PairedComparison(metric, 0, None, None, None, None, None, binary, None, None, None,
-                                confidence, higher_is_better, "indistinguishable", "none: no shared episodes")
+        return PairedComparison(metric, 0, None, None, None, None, None, binary, None, None, None, confidence,
+                                higher_is_better, None if higher_is_better is None else "indistinguishable",
+                                "none: no shared episodes")
     diff = xb - xa
     low, _, high = bootstrap_mean(diff, confidence=confidence, resamples=resamples, seed=seed)
     delta = float(diff.mean())
@@ -129,7 +134,9 @@ def compare(a: Sequence[float], b: Sequence[float], *, metric: str = "success", 
         p = None
         decided = low > 0 or high < 0
         test = "paired bootstrap CI of the mean difference"
-    if not decided or delta == 0:
+    if higher_is_better is None:
+        verdict = None
+    elif not decided or delta == 0:
         verdict = "indistinguishable"
     else:
         verdict = "better" if sign * delta > 0 else "worse"

@@ -14,6 +14,7 @@ hanging one are requeued without being charged an attempt.
 from __future__ import annotations
 
 import collections
+import contextlib
 import multiprocessing as mp
 import os
 import sys
@@ -45,6 +46,25 @@ def _forkserver_sys_path():
     PYTHONSAFEPATH so that nothing is put before it."""
     entries = [os.path.abspath(entry or os.curdir) for entry in sys.path if os.pathsep not in entry]
     return temporary_environ(PYTHONPATH=os.pathsep.join(entries), PYTHONSAFEPATH="1")
+
+
+@contextlib.contextmanager
+def _main_script_hidden_unless_importable():
+    """A started worker first re-runs the parent's main script (multiprocessing's
+    preparation, so that pickled references to it resolve). A main read from
+    stdin (`python - < driver.py`) or deleted since has no file to re-run, and
+    every worker would die at start with FileNotFoundError; workers need nothing
+    from it (they run harness code), so such a main is hidden while they start."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path is None or getattr(main, "__spec__", None) is not None or os.path.isfile(path):
+        yield
+        return
+    del main.__file__
+    try:
+        yield
+    finally:
+        main.__file__ = path
 
 
 # What every worker imports before its first episode, whatever the executor.
@@ -195,7 +215,7 @@ class _Supervisor(RetryBookkeeping):
         result_r, result_w = self.ctx.Pipe(duplex=False)
         wid = self.next_wid
         self.next_wid += 1
-        with _single_threaded_native_libs():
+        with _single_threaded_native_libs(), _main_script_hidden_unless_importable():
             proc = self.ctx.Process(
                 target=worker_main,
                 args=(wid, self.factory_ref, self.factory_args, self.cfg.threads, task_r, result_w,

@@ -45,7 +45,9 @@ class GraphEpisodeRunner:
 
 
 class OracleEpisodeRunner:
-    """The executor's ceiling agent (e.g. the BabyAI bot) on the same episodes."""
+    """The executor's ceiling agent (e.g. the BabyAI bot) on the same episodes. Its
+    episodes are logged like a graph's: the header (episode and result), then one
+    firing of node `oracle` per action when the result lists them (`actions`)."""
 
     def __init__(self, executor: str):
         from executors import load_executor
@@ -53,7 +55,17 @@ class OracleEpisodeRunner:
         self.ex = load_executor(executor)
 
     def run(self, episode: dict, log_path: str | None) -> dict:
-        return self.ex.oracle(episode)
+        result = self.ex.oracle(episode)
+        actions = result.pop("actions", None) or []
+        if log_path:
+            from harness.canvas.episode_log import EpisodeLog
+
+            log = EpisodeLog()
+            log.episode, log.result = episode, result
+            for tick, action in enumerate(actions):
+                log.firing("oracle", f"{self.ex.name}.oracle", tick, {}, {"action": action}, 0.0)
+            log.write_jsonl(log_path)
+        return result
 
     def close(self) -> None:
         pass

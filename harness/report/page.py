@@ -86,6 +86,7 @@ def _run_meta(run: RunData) -> str:
     return (f'<p class="meta">variant <b>{escape(m["variant"])}</b> on executor <b>{escape(m["executor"])}</b> · '
             f'performance tier {escape(m["profiles"]["performance_tier"])}'
             f'{" (" + str(caps["eval_episodes"]) + " episodes)" if caps.get("eval_episodes") else ""} · '
+            f'sealed holdout {escape(str(m["profiles"].get("holdout_tier") or "-"))} · '
             f'created {escape(m["created"])} · status {escape(str(st.get("status")))}'
             f'{" (" + escape(str(st["stop_reason"])) + ")" if st.get("stop_reason") else ""} · {escape(str(run.root))}</p>')
 

@@ -9,13 +9,14 @@ from harness.fileio import write_text_atomic
 from harness.report import figures
 from harness.report.collect import collect_run
 from harness.report.page import compare_page, run_page
-from harness.rundir.layout import default_runs_dir, resolve_run
+from harness.roots import reports_dir
+from harness.rundir.layout import resolve_run
 
 
 def default_output(run_ids: list[str], runs_dir: Path | None) -> Path:
     """<runs dir>/_reports/<run id>.html, or compare-<id>-<id>….html for several runs."""
     name = run_ids[0] if len(run_ids) == 1 else "compare-" + "-".join(run_ids)
-    return (Path(runs_dir) if runs_dir is not None else default_runs_dir()) / "_reports" / f"{name[:150]}.html"
+    return reports_dir(Path(runs_dir) if runs_dir is not None else None) / f"{name[:150]}.html"
 
 
 def write_report(refs: list[str], *, compare: bool, output: Path | None, runs_dir: Path | None) -> dict:

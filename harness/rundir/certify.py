@@ -39,19 +39,19 @@ def _workers(episodes: int | None) -> int | None:
 
 
 def holdout_tier(run: Run) -> str:
-    """The sealed tier matching the performance tier: `holdout-hard` for
-    `search-hard` when the profile has it, else `holdout`."""
-    from harness.executor_api import load_executor
+    """The sealed tier matching the performance tier, as the manifest records it
+    (runs made before it did: `tiers.search_tiers` now)."""
+    profiles = run.manifest["profiles"]
+    if "holdout_tier" in profiles:
+        name = profiles["holdout_tier"]
+    else:
+        from harness.executor_api import load_executor
+        from harness.rundir.tiers import search_tiers
 
-    performance = run.manifest["profiles"]["performance_tier"]
-    tiers = load_executor(run.manifest["executor"]).profile["tiers"]
-    suffix = performance[len("search"):] if performance.startswith("search") else ""
-    name = f"holdout{suffix}"
-    if name in tiers and tiers[name].get("sealed"):
-        return name
-    if "holdout" in tiers and tiers["holdout"].get("sealed"):
-        return "holdout"
-    raise UserError(f"executor {run.manifest['executor']!r} has no sealed holdout tier to certify on")
+        name = search_tiers(load_executor(run.manifest["executor"]), profiles["performance_tier"])[1]
+    if name is None:
+        raise UserError(f"executor {run.manifest['executor']!r} has no sealed holdout tier to certify on")
+    return name
 
 
 def _draws(run: Run, iteration: int, reruns: int, fresh_seeds: bool, progress: bool) -> dict:

@@ -113,6 +113,7 @@ def commit(run: Run, staging: Path, description: str | None = None, extra: dict 
     proposal.write(staging / "proposal.md", dict(front, description=description, parent=meta["parent"]), body)
     write_json_atomic(staging / "patch.json", structured_patch(parent_dir, staging / "candidate"))
     write_text_atomic(staging / "diff.txt", text_diff(parent_dir, staging / "candidate"))
+    tiers.record_final_path(staging, run.paths.iteration(iteration).relative_to(run.root).as_posix())
     row = dict(_row(run, staging, status="committed", iteration=iteration, description=description, reason=None),
                **(extra or {}))
 
@@ -165,6 +166,7 @@ def discard(run: Run, staging: Path, reason: str) -> dict:
         parent_dir = run.paths.iteration(meta["parent"]) / "candidate"
         write_json_atomic(staging / "patch.json", structured_patch(parent_dir, staging / "candidate"))
         write_text_atomic(staging / "diff.txt", text_diff(parent_dir, staging / "candidate"))
+        tiers.record_final_path(staging, archive.relative_to(run.root).as_posix())
         row = dict(row, lost_slot=True, archived=archive.relative_to(run.root).as_posix())
     journal.begin(run.paths, {"op": "discard", "staging": staging.relative_to(run.root).as_posix(), "row": row})
     ledger.append_row(run.paths.ledger, row)

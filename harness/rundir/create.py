@@ -11,23 +11,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from harness.errors import UserError
-from harness.rundir import gitops, ledger, proposal, state, tiers
+from harness.rundir import gitops, goal, ledger, proposal, state, tiers
 from harness.fileio import write_json_atomic, write_text_atomic
 from harness.rundir.layout import GITIGNORE, RUN_ID_PATTERN, RunPaths
 from harness.rundir.records import now_iso, write_record
 
 DEFAULT_MAX_SKIPS = 10
 
-GOAL = """# Goal
-
-Raise the primary metric ({metric}) of the {executor} executor on the
-performance tier ({tier}) by editing the agent's architecture (graph.json and
-the other whitelisted candidate files: {whitelist}).
-
-Every iteration is checked statically, smoke-tested, evaluated on the same
-episode seeds as its parent, and committed here. Re-read this file every
-iteration; edit it to steer the search.
-"""
 
 
 def new_run_id(variant: str, executor: str, runs_dir: Path) -> str:
@@ -49,8 +39,9 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
     """`spend_caps`: {"max_cost_usd", "max_tokens"} (None: no cap), enforced between iterations.
     `fitness(variant, metrics, primary_metric=...)`: the variant's conversion, written to
     iteration 0's fitness.json like every later iteration's (the caller hands it in).
-    `performance_tier` (default: the profile's) is the tier `evaluate` runs; `evaluation`
-    the backend setting stored in the manifest."""
+    `performance_tier` (default: the profile's) is the tier `evaluate` runs, and with it the
+    matching sealed holdout certification uses (`tiers.search_tiers`); `evaluation` the
+    backend setting stored in the manifest."""
     from harness.variant_api import find_variant
 
     variant_spec = find_variant(variant)  # an unknown variant is refused with the known ones
@@ -67,7 +58,8 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
     target = runs_dir / run_id
     if target.exists():
         raise UserError(f"{target} already exists: choose another --run-id (or resume it with `architect loop --resume`)")
-    profile = dict(executor.profile, performance_tier=performance_tier or executor.profile.get("performance_tier"))
+    performance_tier, holdout_tier = tiers.search_tiers(executor, performance_tier)
+    profile = dict(executor.profile, performance_tier=performance_tier, holdout_tier=holdout_tier)
     runs_dir.mkdir(parents=True, exist_ok=True)
     _remove_abandoned_builds(runs_dir, run_id)
     build = runs_dir / f".init-{run_id}-{os.getpid()}"
@@ -102,19 +94,22 @@ def resolve_seed_candidate(executor_or_seed: str):
     return spec, seed_candidate, executor, seed_dir
 
 
-def dry_run(variant: str, executor_or_seed: str, *, smoke_episodes: int | None, eval_episodes: int | None) -> dict:
+def dry_run(variant: str, executor_or_seed: str, *, smoke_episodes: int | None, eval_episodes: int | None,
+            tier: str | None = None, max_iterations: int | None = None) -> dict:
     """What `init` (iteration 0) and each later iteration will run, before anything runs."""
     from harness.rundir.plan import iteration_plan
     from harness.variant_api import find_variant
 
-    find_variant(variant)
+    variant_spec = find_variant(variant)
     spec, seed_candidate, executor, seed_dir = resolve_seed_candidate(executor_or_seed)
+    performance_tier, holdout_tier = tiers.search_tiers(executor, tier)
     caps = {"smoke_episodes": smoke_episodes, "eval_episodes": eval_episodes}
-    plan = iteration_plan(seed_dir, executor, smoke_tier="smoke",
-                          performance_tier=executor.profile.get("performance_tier") or "search",
+    plan = iteration_plan(seed_dir, executor, smoke_tier="smoke", performance_tier=performance_tier,
                           smoke_episodes=tiers.episodes_override(caps, "smoke"),
                           eval_episodes=tiers.episodes_override(caps, "eval"))
-    return dict(plan, variant=variant, executor=spec.name, seed_candidate=seed_candidate)
+    return dict(plan, variant=variant, executor=spec.name, seed_candidate=seed_candidate,
+                performance_tier=performance_tier, holdout_tier=holdout_tier,
+                max_iterations=variant_spec.max_iterations if max_iterations is None else max_iterations)
 
 
 def _iteration0_fitness(fitness, variant: str, iteration0: Path, primary_metric: str) -> None:
@@ -152,7 +147,7 @@ def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run
     candidate = iteration0 / "candidate"
     shutil.copytree(seed_dir, candidate, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     smoke_tier = "smoke"
-    performance_tier = profile.get("performance_tier") or "search"
+    performance_tier = profile["performance_tier"]
     whitelist = list(profile.get("whitelist") or ["graph.json"])
     manifest = {
         "schema_version": 1,
@@ -164,6 +159,7 @@ def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run
         "profiles": {
             "smoke_tier": smoke_tier,
             "performance_tier": performance_tier,
+            "holdout_tier": profile["holdout_tier"],
             "primary_metric": str(profile.get("primary_metric") or "success"),
             "whitelist": whitelist,
             "model_profile": profile.get("model_profile"),
@@ -178,8 +174,8 @@ def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run
     if backend:
         manifest["evaluation"] = backend
     write_record("manifest", paths.manifest, manifest)
-    write_text_atomic(paths.goal, GOAL.format(metric=manifest["profiles"]["primary_metric"], executor=executor_name,
-                                              tier=performance_tier, whitelist=", ".join(whitelist)))
+    goal.write(paths, cap=max_iterations, metric=manifest["profiles"]["primary_metric"], executor=executor_name,
+               tier=performance_tier, whitelist=whitelist)
     write_text_atomic(paths.understanding, "# Understanding\n\n(what the search has learned about this executor)\n")
     write_text_atomic(paths.memory / ".keep", "")
     proposal.write(iteration0 / "proposal.md", {"description": "seed candidate", "axes": [], "parent": None},
@@ -205,6 +201,7 @@ def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run
         raise UserError(f"the seed candidate of {executor_name} could not be evaluated: " + "; ".join(evaluation["reasons"]))
     if fitness is not None:
         _iteration0_fitness(fitness, variant, iteration0, manifest["profiles"]["primary_metric"])
+    tiers.record_final_path(iteration0, "iterations/0")
     write_text_atomic(iteration0 / "diff.txt", "")
     write_json_atomic(iteration0 / "patch.json", {"ops": []})
     row = {

@@ -1,6 +1,7 @@
 """The fresh-context driver: one headless coding-agent session per iteration.
 
-Each session gets the prompt `/architect:iterate <variant> <executor>` and
+Each session gets the prompt `/architect:iterate <variant> <executor> [options]`
+(the options configure the run the first session creates) and
 reads everything it needs from the run's files (the skill
 .claude/commands/architect/iterate.md). Between sessions the driver checks the
 run's stop conditions (harness.rundir.stopping) and, when one holds, records
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -30,6 +32,9 @@ def agent_argv(agent_command: str, prompt: str) -> list[str]:
     argv = shlex.split(agent_command)
     if not argv:
         raise UserError("--agent-command is empty: give e.g. \"claude -p --allowedTools 'Bash(architect *) Read Write Edit Glob Grep Agent'\"")
+    if shutil.which(argv[0]) is None:
+        raise UserError(f"--agent-command: {argv[0]!r} is not an executable on PATH: install the agent "
+                        "(Claude Code: `npm install -g @anthropic-ai/claude-code`) or give the full path of another")
     if any("{prompt}" in a for a in argv):
         return [a.replace("{prompt}", prompt) for a in argv]
     return [*argv, prompt]
@@ -40,11 +45,12 @@ def _attempts(paths: RunPaths) -> int:
 
 
 def drive(variant: str, executor: str, *, agent_command: str, runs_dir: Path, run_id: str | None = None,
-          max_sessions: int = 100, say=lambda msg: None) -> dict:
-    """Run sessions until a stop condition holds, the agent stops the run, or it stalls."""
+          max_sessions: int = 100, options: list[str] = (), say=lambda msg: None) -> dict:
+    """Run sessions until a stop condition holds, the agent stops the run, or it stalls.
+    `options`: words appended to the prompt (`--max-iterations N`, `--tier T`)."""
     run_id = run_id or f"{variant}-{executor}"
     paths = RunPaths(Path(runs_dir).resolve() / run_id)
-    prompt = PROMPT.format(variant=variant, executor=executor)
+    prompt = " ".join([PROMPT.format(variant=variant, executor=executor), *options])
     argv = agent_argv(agent_command, prompt)
     env = dict(os.environ, ARCHITECT_RUNS_DIR=str(Path(runs_dir).resolve()))
     sessions, idle, reason = [], 0, None

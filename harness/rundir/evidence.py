@@ -62,26 +62,39 @@ def locate(paths: RunPaths, ref: str | int) -> Evaluated:
     return Evaluated(f"staging {name}", folder, parent)
 
 
-def _baseline(paths: RunPaths, child: Evaluated, vs: str | int | None) -> Evaluated:
+def _baseline(paths: RunPaths, child: Evaluated, vs: str | int | None) -> Evaluated | None:
     if vs is not None:
         return locate(paths, vs)
-    if child.parent is None:
-        raise UserError(f"{child.label} has no parent: give --vs ITER")
-    return locate(paths, child.parent)
+    return None if child.parent is None else locate(paths, child.parent)
 
 
 def episodes_view(paths: RunPaths, ref: str | int, vs: str | int | None = None,
-                  confidence: float = CONFIDENCE) -> dict:
-    """Gained / lost / unchanged episodes of REF against its parent (or VS), and REF's
-    evaluation findings (`log_gap`: model calls its episode logs do not account for)."""
+                  confidence: float = CONFIDENCE, failures: bool = True) -> dict:
+    """REF's evaluation: against its parent (or VS) the gained / lost / unchanged
+    episodes and the paired tests; with `failures`, its failed episodes per level
+    (termination reason, first failing firing) and their summary as a finding,
+    besides the profile's probe findings (`log_gap`). An iteration without a
+    parent (iteration 0) gets only the failures."""
+    from harness.evaluation import failures as F
+
     child = locate(paths, ref)
     base = _baseline(paths, child, vs)
     metrics = child.metrics()
-    result = compare_evaluations(base.metrics(), metrics, confidence=confidence)
-    findings = metrics.get("findings") or []  # accounting reconciliation (executor profile probes)
-    text = render(result, base.label, child.label)
+    findings = list(metrics.get("findings") or [])  # accounting reconciliation (executor profile probes)
+    view = {"a": base.label if base else None, "b": child.label}
+    if base is not None:
+        result = compare_evaluations(base.metrics(), metrics, confidence=confidence)
+        view.update(result)
+        text = render(result, base.label, child.label)
+    else:
+        text = f"{child.label} has no parent to compare with (give --vs ITER for a comparison); its failures:"
+    if failures:
+        failed = F.failed_episodes(metrics, child.eval_dir)
+        findings.insert(0, F.finding(F.summary(metrics, failed)))
+        view["failures"] = failed
+        text += "\n" + F.render(failed)
     text += "".join(f"\nfinding ({f['kind']}): {f['message']}" for f in findings)
-    return {"a": base.label, "b": child.label, **result, "findings": findings, "text": text}
+    return dict(view, findings=findings, text=text)
 
 
 def _record(metrics: dict, label: str, episode: str) -> dict:
@@ -172,7 +185,7 @@ def best_view(paths: RunPaths, confidence: float = CONFIDENCE) -> dict | None:
 
     def verdict(other: int) -> dict | None:
         try:
-            view = episodes_view(paths, best["iteration"], vs=other, confidence=confidence)
+            view = episodes_view(paths, best["iteration"], vs=other, confidence=confidence, failures=False)
         except UserError:
             return None
         primary = view["metrics"][view["primary_metric"]]

@@ -17,8 +17,10 @@ GITIGNORE = "staging/\n.lock\n.lock.pid\n.journal.json\n*.tmp\nSTOP\n"
 
 
 def default_runs_dir() -> Path:
-    """`$ARCHITECT_RUNS_DIR` if set, else `./runs`."""
-    return Path(os.environ.get("ARCHITECT_RUNS_DIR") or "runs")
+    """`$ARCHITECT_RUNS_DIR` if set, else `./runs` (harness.roots)."""
+    from harness.roots import runs_dir
+
+    return runs_dir()
 
 
 @dataclass(frozen=True)
@@ -93,8 +95,9 @@ def resolve_run(ref: str | os.PathLike, runs_dir: str | os.PathLike | None = Non
             candidate = by_id / str(ref)
         else:
             raise UserError(
-                f"no run at {ref!r}: expected a run folder holding manifest.json "
-                f"or a run id under {by_id}/"
+                f"no run at {ref!r}: expected a run folder holding manifest.json or a run id under {by_id}/ "
+                f"(the runs folder: --runs-dir, else $ARCHITECT_RUNS_DIR, else ./runs); create it with "
+                f"`architect init VARIANT EXECUTOR --run-id {ref}`, or list the runs with `ls {by_id}`"
             )
     return RunPaths(candidate.resolve())
 

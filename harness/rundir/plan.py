@@ -92,7 +92,12 @@ def _price_per_token(graph: dict, graph_dir: Path) -> float | None:
 def render(plan: dict) -> str:
     tiers = "; ".join(f"{k}: {t['episodes']} episodes of tier {t['tier']}" for k, t in plan["tiers"].items())
     cost = f"${plan['cost_usd_max']:.4f}" if plan["cost_usd_max"] is not None else "unknown"
-    return (f"one iteration: {tiers}\n"
+    run = ""
+    if "performance_tier" in plan:
+        run = (f"run: {plan['variant']} on {plan['seed_candidate']} ({plan['executor']}), searching tier "
+               f"{plan['performance_tier']}, certified on the sealed tier {plan['holdout_tier'] or '(none)'}, "
+               f"at most {plan['max_iterations']} iteration(s) after iteration 0\n")
+    return (f"{run}one iteration: {tiers}\n"
             f"model calls: at most {plan['model_calls_max']}; tokens: at most {plan['tokens_max']}; "
             f"cost: at most {cost} ({plan['cost_note']})\n"
             f"time: at most {plan['wall_seconds_max']} s on {plan['workers']} worker(s)\n({plan['note']})")

@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from harness.errors import UserError
-from harness.fileio import parse_yaml, read_text, write_text_atomic
+from harness.fileio import read_text, split_front_matter, write_text_atomic
 from harness.schemas import load_schema, validate_instance
 
 # The intervention axes, defined once: the enum of schemas/proposal_front_matter.schema.json.
@@ -17,14 +17,8 @@ PLACEHOLDER = "(one line: what this iteration changes)"
 
 
 def split(text: str) -> tuple[dict | None, str]:
-    if not text.startswith("---"):
-        return None, text
-    parts = text.split("\n---", 1)
-    if len(parts) != 2:
-        raise UserError("proposal.md: front matter opened with --- but never closed")
-    meta = parse_yaml(parts[0][3:], "proposal.md", "front matter", first_line=1) or {}
-    body = parts[1].split("\n", 1)[1] if "\n" in parts[1] else ""
-    return meta, body
+    meta, body = split_front_matter(text, "proposal.md")
+    return ((meta or {}) if text.startswith("---") else None), body
 
 
 def problems(path: Path) -> list[dict]:

@@ -57,6 +57,10 @@ def open_or_start(variant: str, executor_or_seed: str, *, run_id: str | None, re
     if found != (variant, spec.name, seed_candidate):
         raise UserError(f"run {paths.run_id} is {manifest['variant']} on {manifest['executor']}, "
                         f"not {variant} on {executor_or_seed}")
+    tier = new_run.get("performance_tier")
+    if tier is not None and tier != manifest["profiles"]["performance_tier"]:
+        raise UserError(f"run {paths.run_id} searches tier {manifest['profiles']['performance_tier']!r} "
+                        f"(manifest.json), not {tier!r}: resume it without --tier, or start a new run")
     if evaluation is not None and evaluation != manifest.get("evaluation"):
         raise UserError(f"run {paths.run_id} keeps its evaluation backend in manifest.json "
                         f"({manifest.get('evaluation') or 'not set'}); resume it without --backend/--ray-address")

@@ -4,7 +4,8 @@ and the iterations/ folders agree."""
 from __future__ import annotations
 
 from harness.errors import UserError
-from harness.rundir import gitops, ledger, state, stopping
+from harness.roots import describe, describe_text
+from harness.rundir import gitops, goal, ledger, state, stopping
 from harness.rundir.consistency import consistency
 from harness.rundir.layout import RunPaths, resolve_run
 from harness.rundir.lock import RunBusy, run_lock
@@ -27,7 +28,8 @@ def run_status(ref, runs_dir=None) -> dict:
     except RunBusy as exc:
         busy = exc.message
         report = _report(paths)  # read-only view while another process works
-    report.update(busy=busy, recovered=recovered)
+    report.update(busy=busy, recovered=recovered, roots=describe())
+    report["summary"] += "\nfolders:\n" + describe_text()
     return report
 
 
@@ -54,11 +56,20 @@ def _report(paths: RunPaths) -> dict:
     staged = sorted(p.name for p in paths.staging.iterdir() if not p.name.startswith(".")) if paths.staging.exists() else []
     share = ledger.axis_share(rows)
     best = st["best"]
+    cap = goal.iteration_cap(paths, manifest)
+    profiles = manifest["profiles"]
+    seed = manifest.get("seed_candidate") or manifest["executor"]
     lines = [
-        f"run {paths.run_id}: {manifest['variant']} on {manifest['executor']}  ({paths.root})",
+        f"run {paths.run_id}: {manifest['variant']} on {seed}"
+        + (f" (executor {manifest['executor']})" if seed != manifest["executor"] else "") + f"  ({paths.root})",
+        f"tiers: performance {profiles['performance_tier']}"
+        + (f" (first {manifest['caps']['eval_episodes']} episodes)" if manifest["caps"].get("eval_episodes") else "")
+        + ", sealed holdout for certification " + (profiles.get("holdout_tier") or "none" if "holdout_tier" in profiles
+                                                   else "(not recorded by this run: derived when certifying)"),
         f"status: {st['status']}" + (f" (last stop: {st['stop_reason']})" if st["stop_reason"] else ""),
-        f"iterations committed: {len(committed) - 1} of cap {manifest['caps']['max_iterations']} "
-        f"(next: {st['next_iteration']}); attempts: {st['attempts']}; consecutive skips: "
+        f"iterations committed: {len(committed) - 1} of cap {cap['cap']}"
+        + (f" (goal.md; the run's cap is {cap['manifest']})" if cap["cap"] < cap["manifest"] else "")
+        + f" (next: {st['next_iteration']}); attempts: {st['attempts']}; consecutive skips: "
         f"{st['consecutive_skips']} of {manifest['caps']['max_consecutive_skips']}",
         f"best: iteration {best['iteration']} score {best['score']}" if best else "best: -",
         "staged: " + (", ".join(staged) if staged else "nothing"),
@@ -80,6 +91,7 @@ def _report(paths: RunPaths) -> dict:
         lines.append("STOP file present: the loop stops after the current iteration")
     return {"spent": used, "stop": stop, "stop_file_text": stopping.stop_file_text(paths) if paths.stop_file.exists() else None,
             "run": str(paths.root), "run_id": paths.run_id, "manifest": manifest, "state": st,
+            "tier": profiles["performance_tier"], "holdout_tier": profiles.get("holdout_tier"), "iteration_cap": cap,
             "committed": committed, "git_head": gitops.head(paths.root), "staged": staged,
             "consistent": not problems, "problems": problems, "axis_share": share,
             "stop_requested": paths.stop_file.exists(), "summary": "\n".join(lines)}

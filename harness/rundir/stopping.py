@@ -2,12 +2,12 @@
 
 One rule for the offline loop, `architect status` and `architect end` (what a
 skill-driven loop calls when it stops): a STOP file (its text is the reason),
-the iteration cap, too many consecutive skips, the cost and token caps (spent
+the iteration cap (the manifest's, or goal.md's when lower), too many consecutive skips, the cost and token caps (spent
 over every attempt's evaluations), or a variant's own verdict (`--reason`)."""
 
 from __future__ import annotations
 
-from harness.rundir import gitops, ledger, state
+from harness.rundir import gitops, goal, ledger, state
 from harness.rundir.layout import RunPaths
 
 END_TRAILER = "Architect-Attempts"
@@ -34,8 +34,10 @@ def due(paths: RunPaths, manifest: dict, rows: list[dict], target: int | None = 
     if paths.stop_file.exists():
         text = stop_file_text(paths)
         return {"code": "stop_file", "reason": "stop_file" + (f": {text}" if text else "")}
-    if done >= caps["max_iterations"]:
-        return {"code": "max_iterations", "reason": f"max_iterations: {done} of {caps['max_iterations']} committed"}
+    cap = goal.iteration_cap(paths, manifest)
+    if done >= cap["cap"]:
+        lowered = f" (goal.md lowers the run's cap of {cap['manifest']})" if cap["cap"] < cap["manifest"] else ""
+        return {"code": "max_iterations", "reason": f"max_iterations: {done} of {cap['cap']} committed{lowered}"}
     if target is not None and done >= target:
         return {"code": "iterations_done", "reason": "iterations_done"}
     skips = ledger.trailing_skips(rows)

@@ -31,6 +31,28 @@ def content_hash(candidate: Path) -> str:
         return digest.hexdigest()
 
 
+def search_tiers(executor, tier: str | None = None) -> tuple[str, str | None]:
+    """(performance tier, sealed holdout tier) of a run: `tier` (default: the
+    profile's performance tier), which must be an unsealed tier, and the sealed
+    tier certification uses for it: `holdout<suffix>` for `search<suffix>`
+    (BabyAI: `holdout-hard` for `search-hard`) when the profile has it, else
+    `holdout`; None when the executor has no sealed holdout."""
+    tiers = (executor.profile or {}).get("tiers") or {}
+    name = tier or executor.profile.get("performance_tier") or "search"
+    open_tiers = sorted(t for t, spec in tiers.items() if not spec.get("sealed"))
+    if name not in tiers:
+        raise UserError(f"--tier {name!r}: executor {executor.name!r} has no such tier; choose one of "
+                        f"{', '.join(open_tiers)}")
+    if tiers[name].get("sealed"):
+        raise UserError(f"--tier {name!r} is sealed (a holdout no proposer may see); choose one of "
+                        f"{', '.join(open_tiers)}")
+    suffix = name[len("search"):] if name.startswith("search") else ""
+    for holdout in (f"holdout{suffix}", "holdout"):
+        if holdout in tiers and tiers[holdout].get("sealed"):
+            return name, holdout
+    return name, None
+
+
 def run_tier(candidate: Path, out_dir: Path, *, kind: str, tier: str, episodes: int | None,
              use_cache: bool = True, progress: bool = False, evaluation: dict | None = None) -> dict:
     """Evaluate `candidate` on `tier` into `out_dir` (metrics.json, episodes/,
@@ -64,7 +86,9 @@ def run_tier(candidate: Path, out_dir: Path, *, kind: str, tier: str, episodes: 
     else:
         reasons = []
         if not metrics.get("complete", True):
-            reasons.append("evaluation incomplete (infrastructure failures); not scored")
+            from harness.evaluation.failures import infra_cause
+
+            reasons.append(f"evaluation incomplete ({infra_cause(metrics)}); not scored")
         if (metrics.get("primary") or {}).get("mean") is None:
             reasons.append("no primary metric value")
         verdict = {"passed": not reasons, "reasons": reasons}
@@ -76,6 +100,20 @@ def run_tier(candidate: Path, out_dir: Path, *, kind: str, tier: str, episodes: 
                    cached_episodes=metrics.get("cached"), episodes=metrics.get("n_episodes"))
     write_json_atomic(out_dir / VERDICT, verdict)
     return verdict
+
+
+def record_final_path(folder: Path, final: str) -> None:
+    """Point `candidate.path` of the folder's smoke and performance metrics.json at
+    where the candidate will live, run-relative (`iterations/N/candidate/graph.json`),
+    instead of the staging or build folder it was evaluated in."""
+    from harness.rundir.records import read_metrics
+
+    for kind in ("smoke", "eval"):
+        path = folder / kind / "metrics.json"
+        metrics = read_metrics(path)
+        if metrics is not None:
+            metrics["candidate"]["path"] = f"{final}/candidate/graph.json"
+            write_json_atomic(path, metrics)
 
 
 def summary(metrics: dict) -> dict:

@@ -139,7 +139,9 @@ def test_nodes_lists_the_alphabet():
     code, out = cli("nodes")
     assert code == 0 and "core.Gate" in out
     code, out = cli("nodes", "--executor", "nope")
-    assert code == 2 and "unknown executor 'nope'" in out
+    assert code == 2 and "unknown executor or seed 'nope'" in out
+    code, data = cli_json("nodes", "--executor", "mapgpt-heuristic")  # a seed name stands for its executor
+    assert code == 0 and "mapgpt.Simulator" in {t["name"] for t in data["types"]}
 
 
 def test_every_command_has_help():

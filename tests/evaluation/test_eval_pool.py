@@ -137,3 +137,31 @@ def test_the_forkserver_preloads_modules_from_the_parents_sys_path(tmp_path):
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "intended"
+
+
+def test_a_driver_read_from_stdin_starts_its_workers():
+    """`python - < driver.py`: the main script has no file a worker could re-run; the
+    workers start anyway (before, every one died at start with FileNotFoundError)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    driver = ("from harness.evaluation.pool import PoolConfig, run_pool\n"
+              "out = run_pool([{'index': 0, 'episode': {'episode_id': 'e', 'seed': 2}, 'log_path': None}],\n"
+              "               'eval_fake_runners:ScriptedRunner', {}, PoolConfig(workers=1, threads=1, in_flight=1,\n"
+              "               task_timeout=60, max_startup_failures=1))\n"
+              "print(out[0].infra_error or out[0].record['success'])\n")
+    here = Path(__file__).resolve().parent
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(here), str(here.parents[1])]))
+    done = subprocess.run([sys.executable, "-"], input=driver, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "True", done.stdout + done.stderr
+
+
+def test_an_incomplete_evaluation_names_the_cause_of_its_first_infrastructure_failure():
+    from harness.evaluation.failures import infra_cause
+
+    outcomes = run_pool(_tasks([{"seed": 1}, {"seed": 3, "raise": True}]), FACTORY, {}, _config())
+    metrics = {"episodes": [{"episode_id": f"e{i}", "infra_error": outcomes[i].infra_error} for i in (0, 1)]}
+    assert infra_cause(metrics) == "1 infrastructure failure(s), first e1: RuntimeError: harness-side failure"

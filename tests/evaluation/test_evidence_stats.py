@@ -61,8 +61,38 @@ def test_gained_and_lost_lists_match_a_recount_of_the_per_episode_records():
     primary = result["metrics"]["success_rate"]
     assert primary["gained"] == len(result["episodes"]["gained"])
     assert primary["p_value"] == pytest.approx(mcnemar_p(primary["gained"], primary["lost"]))
-    assert result["metrics"]["steps"]["delta"] == 0.0 and result["metrics"]["steps"]["verdict"] == "indistinguishable"
+    # no executor named: `steps` has no declared direction, so it is compared without a verdict
+    assert result["metrics"]["steps"]["delta"] == 0.0 and result["metrics"]["steps"]["verdict"] is None
+    assert "no verdict" in result["metrics"]["steps"]["text"]
     assert verdict_summary(a, b)["verdict"] == result["verdict"]
+
+
+def _r2r(instr: str, success: bool, **metrics) -> dict:
+    return {"episode_id": instr, "level": None, "success": success, "infra_error": None, "steps": 5,
+            "metrics": metrics}
+
+
+def test_metric_directions_come_from_the_executor_spec():
+    """mapgpt declares nav_error and trajectory_length lower-is-better; a metric it does not
+    declare gets no verdict, whichever way it moves."""
+    n = 30
+    a = {"executor": "mapgpt", "primary": {"metric": "success_rate"},
+         "episodes": [_r2r(f"{i}_0", False, nav_error=6.0, trajectory_length=9.0, spl=0.0, extra=1.0)
+                      for i in range(n)]}
+    b = {"executor": "mapgpt", "primary": {"metric": "success_rate"},
+         "episodes": [_r2r(f"{i}_0", False, nav_error=3.0 - 0.01 * i, trajectory_length=20.0 + 0.01 * i, spl=0.0,
+                           extra=5.0 + 0.01 * i) for i in range(n)]}
+    result = compare_evaluations(a, b, metrics=["nav_error", "trajectory_length", "spl", "extra"])
+    by = result["metrics"]
+    assert by["nav_error"]["delta"] < 0 and by["nav_error"]["higher_is_better"] is False
+    assert by["nav_error"]["verdict"] == "better"            # a smaller error is better
+    assert by["trajectory_length"]["verdict"] == "worse"     # a longer path is worse
+    assert by["spl"]["verdict"] == "indistinguishable" and by["spl"]["higher_is_better"] is True
+    assert by["extra"]["verdict"] is None and by["extra"]["higher_is_better"] is None
+    assert result["metrics"]["success_rate"]["higher_is_better"] is True
+    # the same records under an executor that declares `extra` higher-is-better: now it has a verdict
+    assert compare_evaluations(a, b, metrics=["extra"], directions={"extra": "higher"})["metrics"]["extra"][
+        "verdict"] == "better"
 
 
 def test_pairing_uses_episode_ids_not_positions():

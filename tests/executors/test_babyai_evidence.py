@@ -55,8 +55,29 @@ def test_tick_view_and_rendered_state_by_replay(seed_graph, tmp_path):
     assert rendered["note"] is None  # the seed graph is deterministic: the replay matches the log
     lines = rendered["rendered"].splitlines()
     assert "true grid at tick 2" in lines[0] and "belief map of node 'memory'" in lines[0]
-    body = "\n".join(lines[1:])
-    assert any(arrow in body for arrow in (">>", "<<", "^^", "VV")) and "WG" in body
+    body = "\n".join(lines[1:-1])
+    assert any(arrow in body for arrow in (">>", "<<", "^^", "VV")) and "WE" in body  # grey walls
+    assert lines[-1].startswith("legend: ") and "W wall" in lines[-1] and "E grey" in lines[-1]
+
+
+def test_rendered_colours_are_unambiguous_and_named_in_the_legend():
+    """Green and grey both start with G: each colour has its own code, and the legend names the codes."""
+    import numpy as np
+
+    from executors.babyai import render, world as W
+    from minigrid.core.constants import COLOR_TO_IDX, OBJECT_TO_IDX
+
+    grid = np.zeros((W.MAP_SIZE, W.MAP_SIZE, 3), dtype=np.uint8)
+    grid[0, 0] = (OBJECT_TO_IDX["key"], COLOR_TO_IDX["green"], 0)
+    grid[1, 0] = (OBJECT_TO_IDX["key"], COLOR_TO_IDX["grey"], 0)
+    grid[2, 0] = (OBJECT_TO_IDX["ball"], COLOR_TO_IDX["purple"], 0)
+    (row,) = render.render_map(grid, None)
+    cells = [row[i:i + 2] for i in range(0, len(row), 2)]
+    assert cells[0] != cells[1] and cells[0][0] == cells[1][0] == "K"
+    legend = render.legend(grid)
+    for cell, colour in zip(cells, ("green", "grey", "purple")):
+        assert f"{cell[1]} {colour}" in legend
+    assert "K key" in legend and "A ball" in legend and "red" not in legend
 
 
 def test_the_oracle_gets_the_wall_budget_even_inside_one_planning_call():

@@ -16,7 +16,8 @@ def test_oracle_solves_search_episodes_with_runner_result_keys(seed_graph):
     runner.close()
     for episode in picked:
         result = ex.oracle(episode)
-        assert set(agent) == set(result)
+        actions = result.pop("actions")  # what it did, for its episode log (not a result key)
+        assert set(agent) == set(result) and len(actions) == result["steps"]
         assert set(agent["metrics"]) == set(result["metrics"])
         assert result["success"], (episode, result["metrics"]["termination"], result["error"])
         assert result["termination"] == "success" and result["error"] is None

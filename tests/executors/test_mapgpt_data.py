@@ -78,6 +78,7 @@ def test_cli_import_of_an_incomplete_copy_fails_cleanly(tmp_path):
     env = dict(os.environ, ARCHITECT_DATA_DIR=str(tmp_path / "data"))
     done = architect("data", "fetch", "r2r", "--from", str(FIXTURE / "r2r"), "--json", env=env)
     assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"into {tmp_path / 'data' / 'r2r'}" in done.stderr and "ARCHITECT_DATA_DIR" in done.stderr  # where, and how to change it
     reply = json.loads(done.stdout)
     assert reply["ok"] is False and "not a complete R2R copy" in reply["error"]
     assert not (tmp_path / "data").exists()

@@ -23,13 +23,13 @@ def architect(*args: str, ok: bool = True) -> dict:
 
 
 def main(prompt: str) -> None:
-    command, variant, executor = prompt.split()
+    command, variant, executor, *options = prompt.split()
     assert command == "/architect:iterate", prompt
     run = f"{variant}-{executor}"
     status = architect("status", run, ok=False)
     if not status.get("ok", True):
         architect("init", variant, executor, "--run-id", run, "--smoke-episodes", "1", "--eval-episodes", "2",
-                  "--max-iterations", "2")
+                  "--max-iterations", "2", *options)
         status = architect("status", run)
     if status["stop"] is not None:
         architect("end", run)

@@ -59,8 +59,6 @@ def test_race_then_episodes_and_episode_views_agree_with_the_records(run_dir: Pa
 def test_evidence_commands_refuse_bad_references_with_one_line(run_dir: Path):
     out = cli("episodes", str(run_dir), "9", ok=False)
     assert out["_exit_code"] != 0 and "iteration 9: not committed" in out["error"]
-    out = cli("episodes", str(run_dir), "0", ok=False)
-    assert "has no parent: give --vs ITER" in out["error"]
     out = cli("episode", str(run_dir), "0", "no-such-episode", ok=False)
     assert "matches none" in out["error"]
 
@@ -68,11 +66,29 @@ def test_evidence_commands_refuse_bad_references_with_one_line(run_dir: Path):
 def test_episodes_view_reports_log_gap_findings(run_dir: Path):
     path = run_dir / "iterations/0/eval/metrics.json"
     metrics = json.loads(path.read_text())
-    assert cli("episodes", str(run_dir), "0", "--vs", "0")["findings"] == []
+    assert [f["kind"] for f in cli("episodes", str(run_dir), "0", "--vs", "0")["findings"]] == ["failures"]
     metrics["findings"] = [{"kind": "log_gap", "node": "composer", "count": 2, "episodes": 1,
                             "message": "node 'composer' made 2 model call(s) in 1 episode(s) that the "
                                        "episode log does not account for"}]
     path.write_text(json.dumps(metrics))
     view = cli("episodes", str(run_dir), "0", "--vs", "0")
-    assert view["findings"] == metrics["findings"]
+    assert view["findings"][1:] == metrics["findings"]
     assert "finding (log_gap): node 'composer' made 2 model call(s)" in view["text"]
+
+
+def test_an_iteration_without_a_parent_lists_its_failures(run_dir: Path):
+    metrics = json.loads((run_dir / "iterations/0/eval/metrics.json").read_text())
+    failed = [r for r in metrics["episodes"] if not r["success"]]
+    view = cli("episodes", str(run_dir), "0")
+    assert view["a"] is None and "gained" not in view.get("episodes", {})
+    assert [f["episode_id"] for f in view["failures"]] == [r["episode_id"] for r in failed]
+    summary = view["findings"][0]
+    assert summary["kind"] == "failures" and summary["summary"]["failed"] == len(failed)
+    assert summary["summary"]["episodes"] == len(metrics["episodes"])
+    for entry, record in zip(view["failures"], failed):
+        assert entry["reason"].split(" ")[0] == record["termination"] and entry["level"] == record["level"]
+        lines = [json.loads(line) for line in (run_dir / "iterations/0/eval" / record["log"]).read_text().splitlines()]
+        agents = [f for f in lines if f["kind"] == "firing" and f["node"] != "sim"]
+        assert entry["last_agent_firing"]["node"] == agents[-1]["node"]
+        assert entry["last_agent_firing"]["tick"] == agents[-1]["tick"]
+    assert "has no parent to compare with" in view["text"]

@@ -53,7 +53,8 @@ PLACEHOLDERS = {
     "$staging": "runs/r1/staging/1", "STAGING": "runs/r1/staging/1",
     "S_k": "runs/r1/staging/1-1", "S_1": "runs/r1/staging/1-1", "S_2": "runs/r1/staging/1-2",
     "S_3": "runs/r1/staging/1-3", "S_best": "runs/r1/staging/1-1",
-    "EXECUTOR": "babyai", "N": "1", "P": "0", "k": "1", "L": "1",
+    "EXECUTOR": "babyai", "N": "1", "P": "0", "k": "1", "L": "1", "RUN_DIR": "runs/r1",
+    "OPTIONS": "",  # the loop's options (--max-iterations N, --tier T): none
 }
 
 
@@ -63,6 +64,9 @@ def substitute(line: str, values: dict[str, str] | None = None) -> list[str]:
     values = PLACEHOLDERS if values is None else values
     out = []
     for token in shlex.split(line):
+        if token == "OPTIONS":  # stands for several words, or none
+            out += shlex.split(values.get(token, ""))
+            continue
         for name in sorted(values, key=len, reverse=True):
             if token == name or "/" in token or token.startswith("$"):
                 token = re.sub(rf"(?<![A-Za-z_]){re.escape(name)}(?![A-Za-z_0-9])", values[name], token)
@@ -72,7 +76,7 @@ def substitute(line: str, values: dict[str, str] | None = None) -> list[str]:
 
 def named_paths(body: str) -> list[str]:
     """Repository or run paths a skill names in code spans."""
-    roots = (".claude/", "schemas/", "harness/", "executors/", "seeds/", "docs/", "runs/")
+    roots = (".claude/", "schemas/", "harness/", "executors/", "seeds/", "docs/", "runs/", "RUN_DIR/")
     found = []
     for span in code_spans(body):
         for token in span.split():

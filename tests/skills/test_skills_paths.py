@@ -1,5 +1,7 @@
 """Every path a skill names exists in the repository, or is a run / staging file
-that the CLI creates and docs (contracts.md, docs/skills.md) document."""
+that the CLI creates and docs (contracts.md, docs/skills.md) document. A run's
+files are named under RUN_DIR (the `run` field of `architect status`), never
+under `runs/`: the runs folder moves with $ARCHITECT_RUNS_DIR."""
 
 import re
 
@@ -22,9 +24,10 @@ ALL = [(p, path) for p in skill_files() for path in named_paths(split(p)[1])]
 
 @pytest.mark.parametrize("skill,path", ALL, ids=[f"{s.stem}:{p}" for s, p in ALL])
 def test_named_path_exists_or_is_documented(skill, path):
-    if path.startswith("runs/"):
-        rest = re.sub(r"^runs/(\$run|\$variant-\$executor)/", "", path)
-        assert rest != path, f"{skill.name}: {path} does not name the run by its placeholder"
+    assert not path.startswith("runs/"), \
+        f"{skill.name}: {path} assumes the runs folder; name the run's folder RUN_DIR (`architect status RUN --json`)"
+    if path.startswith("RUN_DIR/"):
+        rest = path[len("RUN_DIR/"):]
         segments = [seg for seg in rest.split("/") if seg]
         if segments:  # the run folder itself needs nothing more
             last = re.sub(r"^(N|P|k|0)(?=\.|$)", "N", segments[-1])

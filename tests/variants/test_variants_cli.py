@@ -70,7 +70,7 @@ def test_select_defaults_to_the_manifest_seed_and_next_iteration(fake_run):
 def test_random_propose_edits_a_real_staged_candidate(driver):
     d = driver
     d.values.update({"$variant": "random", "$executor": "babyai"})
-    d.run("loop", "architect init $variant $executor --run-id $variant-$executor --json")
+    d.run("loop", "architect init $variant $executor --run-id $variant-$executor OPTIONS --json")
     d.values["$run"] = "random-babyai"
     staging = d.run("variants/random", "architect stage $run --json")["staging"]
     before = (d.workdir / "runs/random-babyai/iterations/0/candidate/graph.json").read_text()

@@ -38,7 +38,7 @@ def test_adas_iteration_end_to_end(driver):
     d.values.update({"$variant": "adas", "$executor": "babyai"})
     status = d.run("loop", "architect status $variant-$executor --json", ok=False)
     assert status["ok"] is False  # no run yet → create it
-    d.run("loop", "architect init $variant $executor --run-id $variant-$executor --json")
+    d.run("loop", "architect init $variant $executor --run-id $variant-$executor OPTIONS --json")
     d.values["$run"] = "adas-babyai"
     run_dir = d.workdir / "runs" / "adas-babyai"
 

@@ -21,7 +21,7 @@ def _implement(d, staging, ops, valid=True):
 def test_aflow_iterations_end_to_end(driver):
     d = driver
     d.values.update({"$variant": "aflow", "$executor": "babyai"})
-    d.run("loop", "architect init $variant $executor --run-id $variant-$executor --json")
+    d.run("loop", "architect init $variant $executor --run-id $variant-$executor OPTIONS --json")
     d.values["$run"] = "aflow-babyai"
     run_dir = d.workdir / "runs" / "aflow-babyai"
 

@@ -20,14 +20,19 @@ SPECS = [
 ]
 
 
-def test_kdloop_iteration_end_to_end(driver):
+def test_kdloop_iteration_end_to_end(driver, monkeypatch, tmp_path_factory):
     d = driver
-    d.values.update({"$variant": "kdloop", "$executor": "babyai"})
-    d.run("loop", "architect init $variant $executor --run-id $variant-$executor --json")
+    elsewhere = tmp_path_factory.mktemp("elsewhere")  # runs outside the working folder: the skills ask status
+    monkeypatch.setenv("ARCHITECT_RUNS_DIR", str(elsewhere))
+    d.values.update({"$variant": "kdloop", "$executor": "babyai", "OPTIONS": "--max-iterations 3"})
+    d.run("loop", "architect init $variant $executor --run-id $variant-$executor OPTIONS --json")
     d.values["$run"] = "kdloop-babyai"
-    run_dir = d.workdir / "runs" / "kdloop-babyai"
-    memory = run_dir / "memory"
     status = d.run("loop", "architect status $variant-$executor --json")
+    run_dir = Path(status["run"])
+    d.values["RUN_DIR"] = str(run_dir)
+    assert run_dir.parent == elsewhere.resolve() and not (d.workdir / "runs").exists()
+    assert status["iteration_cap"]["cap"] == 3
+    memory = run_dir / "memory"
     assert status["state"]["next_iteration"] == 1 and status["stop_requested"] is False
 
     # 0–1
@@ -40,7 +45,7 @@ def test_kdloop_iteration_end_to_end(driver):
     specs_path.write_text(json.dumps({"iteration": 1, "parent": 0, "specs": SPECS}))
     d.run("variants/kdloop", "architect kdloop append $run hypotheses --text '{\"id\": \"h4\", \"statement\": \"...\", "
           "\"axes\": [\"planning\"], \"status\": \"open\"}' --json")
-    think = d.run("variants/kdloop", "architect kdloop specs $run runs/$run/memory/specs/N.json --json", N=1)
+    think = d.run("variants/kdloop", "architect kdloop specs $run RUN_DIR/memory/specs/N.json --json", N=1)
     assert think["specs"] == 3 and think["slots"] == {"1": "fullmap", "2": "verify", "3": "broken"}
 
     # 3. CRITIC patches the specs in place, then they are re-validated
@@ -48,14 +53,14 @@ def test_kdloop_iteration_end_to_end(driver):
     doc["specs"][2]["critic"] = "vague: which port? kept to show a failing slot"
     doc["critic"] = "1 note"
     specs_path.write_text(json.dumps(doc))
-    d.run("variants/kdloop", "architect kdloop specs $run runs/$run/memory/specs/N.json --stage critic --json", N=1)
+    d.run("variants/kdloop", "architect kdloop specs $run RUN_DIR/memory/specs/N.json --stage critic --json", N=1)
 
     # 4. EXPERIMENT: one slot per spec on the same parent
     slots = {}
     for k, spec in enumerate(SPECS, start=1):
         staging = d.run("variants/kdloop", "architect stage $run --parent P --slot k --json", P=0, k=k)["staging"]
         assert staging.endswith(f"/staging/1-{k}")
-        slot = d.run("variants/kdloop", "architect kdloop slot $run runs/$run/memory/specs/N.json S_k --json",
+        slot = d.run("variants/kdloop", "architect kdloop slot $run RUN_DIR/memory/specs/N.json S_k --json",
                      N=1, S_k=staging)
         assert slot["spec_id"] == spec["id"] and json.loads(Path(slot["edit"]).read_text()) == spec["patch"]
         front = Path(staging, "proposal.md").read_text()
@@ -72,7 +77,7 @@ def test_kdloop_iteration_end_to_end(driver):
     assert [s["passed"] for s in evaluated["slots"]] == [True, True] and evaluated["concurrent"] >= 1
     assert "slot" in evaluated["why"] and "core" in evaluated["why"]
     pick = d.run("variants/kdloop",
-                 "architect kdloop pick $run runs/$run/memory/specs/N.json S_1 S_2 S_3 --json",
+                 "architect kdloop pick $run RUN_DIR/memory/specs/N.json S_1 S_2 S_3 --json",
                  N=1, S_1=slots[1], S_2=slots[2], S_3=slots[3])
     scores = {s["slot"]: s["score"] for s in pick["slots"]}
     best_slot = "1" if scores["1"] >= scores["2"] else "2"
@@ -124,7 +129,7 @@ def test_kdloop_iteration_end_to_end(driver):
 
     # iteration 2: an empty THINK fires REFLECT, whose audit ends the run
     (memory / "specs" / "2.json").write_text(json.dumps({"iteration": 2, "parent": 1, "specs": []}))
-    assert d.run("variants/kdloop", "architect kdloop specs $run runs/$run/memory/specs/N.json --json", N=2)["empty"]
+    assert d.run("variants/kdloop", "architect kdloop specs $run RUN_DIR/memory/specs/N.json --json", N=2)["empty"]
     due = d.run("variants/kdloop", "architect kdloop reflect-due $run --json")
     assert due["due"] and due["reasons"] == ["empty_think"]
     coverage = d.run("variants/kdloop", "architect kdloop coverage $run --json")

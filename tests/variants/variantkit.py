@@ -115,7 +115,7 @@ class SkillDriver:
 
     def __init__(self, workdir: Path):
         self.workdir = workdir
-        self.values: dict[str, str] = {}
+        self.values: dict[str, str] = {"OPTIONS": ""}  # the loop's options: none unless a test sets them
         self.runner = CliRunner()
         self.trace: list[str] = []
 
