@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 from executors import load_executor  # noqa: E402  (after the path set-up)
-from executors.mapgpt import data as D  # noqa: E402
-from executors.mapgpt.sim import new_simulator  # noqa: E402
-from executors.mapgpt.teacher import replay  # noqa: E402
+from executors.mp3d import data_r2r as D  # noqa: E402
+from executors.mp3d.sim import new_simulator  # noqa: E402
+from executors.mp3d.teacher import replay  # noqa: E402
 from harness import PROJECT_ROOT  # noqa: E402
 
 

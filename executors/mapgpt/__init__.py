@@ -20,21 +20,10 @@ EXECUTOR = ExecutorSpec(
              "trajectory_steps": "lower"},
     primary_metric="success_rate",
     seeds=in_tree_seeds("mapgpt", "mapgpt-heuristic"),
-    data=(DataRequirement(name="r2r", module="executors.mapgpt.data"),),
+    data=(DataRequirement(name="r2r", module="executors.mp3d.data_r2r"),),
     optional_dependencies=("MatterSim",),
     oracle="executors.mapgpt.oracle:oracle",
-    provenance="executors.mapgpt:provenance",
-    worker_preload=("executors.mapgpt.sim",),
+    provenance="executors.mp3d.data_r2r:provenance",
+    worker_preload=("executors.mp3d.sim",),
 )
 
-
-def provenance() -> dict:
-    """What produced this executor's results: the simulator backend the
-    `auto` setting picks here, and the data version (digest of the checked
-    files' sha256) with the data folder and whether every file is present."""
-    from executors.mapgpt import data
-    from executors.mapgpt.sim import real_mattersim_available
-
-    root = data.r2r_dir()
-    return {"backend": "mattersim" if real_mattersim_available() else "graph",
-            "data_sha256": data.manifest_digest(), "data_dir": str(root), "data_complete": data.complete(root)}

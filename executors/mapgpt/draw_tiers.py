@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import yaml
 
-from executors.mapgpt import data as D
+from executors.mp3d import data_r2r as D
 
 SEED = 2024
 SEARCH_SIZE = 100

@@ -166,6 +166,7 @@ class GraphRunner:
         logging = self._start_episode(episode, log)
         sim = self.nodes[self.sim_id]
         self._steps = self._ticks = 0
+        self._step_cap = min((c for c in (self.max_steps, episode.get("max_steps")) if c is not None), default=None)
         termination: str | None = None
         error: str | None = None
         sim_result: dict = {}
@@ -244,7 +245,7 @@ class GraphRunner:
 
     def _budget_ended(self, start: float) -> str | None:
         """The budget that ends the episode before this tick, if any."""
-        if self.max_steps is not None and self._steps >= self.max_steps:
+        if self._step_cap is not None and self._steps >= self._step_cap:
             return "max_steps"
         if self.max_ticks is not None and self._ticks >= self.max_ticks:
             return "max_ticks"
@@ -308,7 +309,7 @@ class GraphRunner:
         sim = self.nodes[self.sim_id]
         sim_ctx = self.contexts[self.sim_id]
         for sub in sequence:
-            if self.max_steps is not None and self._steps >= self.max_steps:
+            if self._step_cap is not None and self._steps >= self._step_cap:
                 break
             t0 = time.perf_counter() if log is not None else 0.0
             sim_out = sim.step(sub, sim_ctx)

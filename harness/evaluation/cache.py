@@ -13,6 +13,7 @@ are misses rather than stale answers.
 
 from __future__ import annotations
 
+import ast
 import gzip
 import hashlib
 import json
@@ -43,17 +44,56 @@ def cacheable(record: dict) -> bool:
 
 
 def code_fingerprint(executor_dir: Path) -> str:
-    """sha256 over the executor package's and the canvas's source files."""
+    """sha256 over the sources of the executor package, of the sibling packages it imports
+    (shared code such as executors/mp3d, found transitively), and of the canvas."""
     from harness import PROJECT_ROOT
 
     h = hashlib.sha256()
-    roots = [Path(executor_dir), PROJECT_ROOT / "harness" / "canvas"]
+    roots = [Path(executor_dir), *shared_packages(Path(executor_dir)), PROJECT_ROOT / "harness" / "canvas"]
     for root in roots:
-        for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".yaml", ".yml", ".json")
-                           and "__pycache__" not in p.parts):
+        for path in _sources(root):
             h.update(path.relative_to(root).as_posix().encode() + b"\0")
             h.update(hashlib.sha256(path.read_bytes()).digest())
     return h.hexdigest()
+
+
+def _sources(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.suffix in (".py", ".yaml", ".yml", ".json")
+                  and "__pycache__" not in p.parts)
+
+
+def shared_packages(package_dir: Path) -> list[Path]:
+    """Folders of the packages next to `package_dir` (same parent package) that its modules
+    import, directly or through each other, in the order found."""
+    parent = package_dir.parent
+    if not (parent / "__init__.py").is_file():
+        return []
+    prefix = parent.name + "."
+    found: list[Path] = []
+    pending = [package_dir]
+    while pending:
+        for path in (p for p in _sources(pending.pop()) if p.suffix == ".py"):
+            for name in _imported(path):
+                if name.startswith(prefix):
+                    sibling = parent / name[len(prefix):].split(".")[0]
+                    if sibling.is_dir() and sibling != package_dir and sibling not in found:
+                        found.append(sibling)
+                        pending.append(sibling)
+    return found
+
+
+def _imported(path: Path) -> set[str]:
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    except (SyntaxError, UnicodeDecodeError):
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    return names
 
 
 class ResultCache:

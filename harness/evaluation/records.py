@@ -7,7 +7,9 @@ import json
 from harness.evaluation.reconcile import findings
 from harness.evaluation.stats import mean_or_none, summarize_primary
 
-SUCCESS_NAMES = ("success", "success_rate")
+# Metrics that are the episode's success itself (an episode that ended in an error scores 0, never
+# drops out): a task's success rate, and the accuracy of question answering (eqa).
+SUCCESS_NAMES = ("success", "success_rate", "accuracy")
 RESULT_NUMBERS = ("reward", "steps", "ticks", "model_calls", "input_tokens", "output_tokens", "cost_usd", "wall_seconds")
 
 

@@ -49,3 +49,23 @@ def test_code_fingerprint_follows_the_source(tmp_path):
     assert code_fingerprint(pkg) == first
     (pkg / "nodes.py").write_text("X = 2\n")
     assert code_fingerprint(pkg) != first
+
+
+def test_code_fingerprint_covers_the_shared_packages_an_executor_imports(tmp_path):
+    root = tmp_path / "plugins"
+    for name in ("nav", "shared", "deeper", "unrelated"):
+        (root / name).mkdir(parents=True)
+        (root / name / "__init__.py").write_text("")
+    (root / "__init__.py").write_text("")
+    (root / "nav" / "nodes.py").write_text("from plugins.shared import body\n")
+    (root / "shared" / "body.py").write_text("import plugins.deeper.maths\nX = 1\n")
+    (root / "deeper" / "maths.py").write_text("Y = 1\n")
+    (root / "unrelated" / "other.py").write_text("Z = 1\n")
+    first = code_fingerprint(root / "nav")
+    (root / "unrelated" / "other.py").write_text("Z = 2\n")
+    assert code_fingerprint(root / "nav") == first
+    (root / "deeper" / "maths.py").write_text("Y = 2\n")            # reached through plugins.shared
+    second = code_fingerprint(root / "nav")
+    assert second != first
+    (root / "shared" / "body.py").write_text("import plugins.deeper.maths\nX = 2\n")
+    assert code_fingerprint(root / "nav") != second

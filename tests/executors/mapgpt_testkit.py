@@ -10,7 +10,7 @@ import pytest
 
 from harness import PROJECT_ROOT
 
-FIXTURE = PROJECT_ROOT / "tests" / "fixtures" / "mapgpt"
+FIXTURE = PROJECT_ROOT / "tests" / "fixtures" / "mp3d"
 SEEDS = PROJECT_ROOT / "seeds"
 CASSETTE = PROJECT_ROOT / "tests" / "cassettes" / "mapgpt_smoke.jsonl"
 EXPECTED = PROJECT_ROOT / "tests" / "cassettes" / "mapgpt_smoke.expected.json"
@@ -20,7 +20,7 @@ CASSETTE_NOTE = "scripted deterministic MapGPT planner (tests/executors/mapgpt_t
 
 def full_data_dir() -> Path | None:
     """The user's imported R2R copy when it is complete, else None."""
-    from executors.mapgpt import data
+    from executors.mp3d import data_r2r as data
 
     root = data.r2r_dir()
     return root if data.complete(root) else None

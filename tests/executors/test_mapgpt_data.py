@@ -14,7 +14,7 @@ from functools import partial
 import pytest
 from mapgpt_testkit import FIXTURE, full_data_dir, needs_full_data
 
-from executors.mapgpt import data as D
+from executors.mp3d import data_r2r as D
 
 SOME = ["connectivity/scans.txt", "connectivity/pLe4wQe7qrG_connectivity.json", "captions/pLe4wQe7qrG.json.gz",
         "R2R/R2R_val_unseen.json"]

@@ -7,8 +7,8 @@ import math
 import pytest
 from mapgpt_testkit import FIXTURE
 
-from executors.mapgpt.data import Dataset
-from executors.mapgpt.metrics import score_trajectory, viewpoint_path
+from executors.mp3d.data_r2r import Dataset
+from executors.mp3d.metrics import score_trajectory, viewpoint_path
 
 DS = Dataset(FIXTURE / "r2r")
 
@@ -57,7 +57,7 @@ def test_a_trajectory_must_start_at_the_start(episode):
 
 
 def test_results_file_of_the_real_shortest_path_teacher_scores_as_r2r_reports():
-    from executors.mapgpt.metrics import score_results
+    from executors.mp3d.metrics import score_results
 
     results = DS.shortest_trajectories()
     scored = score_results(results, "val_unseen", DS)

@@ -12,12 +12,12 @@ from babyai_testkit import FakeCtx, make_node
 from mapgpt_testkit import FIXTURE
 
 import executors.mapgpt.node_types  # noqa: F401  (registers the mapgpt node types)
-from executors.mapgpt.data import Dataset
+from executors.mp3d.data_r2r import Dataset
 from executors.mapgpt.nodes.action import turn_then_move
 from executors.mapgpt.nodes.parser import NO_PLANS, parse_reply
 from executors.mapgpt.nodes.vision import image_messages
-from executors.mapgpt.panorama import sweep
-from executors.mapgpt.sim import new_simulator
+from executors.mp3d.panorama import sweep
+from executors.mp3d.sim import new_simulator
 
 DS = Dataset(FIXTURE / "r2r")
 

@@ -105,7 +105,7 @@ def test_init_with_the_loopback_model_commits_iteration_zero(tmp_path):
 
 @needs_full_data
 def test_tiers_are_the_seeded_draw_and_the_holdout_is_sealed():
-    from executors.mapgpt.data import Dataset
+    from executors.mp3d.data_r2r import Dataset
     from executors.mapgpt.draw_tiers import draw
 
     ex = load_executor("mapgpt")

@@ -9,9 +9,9 @@ import math
 import pytest
 from mapgpt_testkit import FIXTURE, full_data_dir, needs_full_data
 
-from executors.mapgpt.data import Dataset
-from executors.mapgpt.sim import GraphSimulator, new_simulator
-from executors.mapgpt.teacher import replay
+from executors.mp3d.data_r2r import Dataset
+from executors.mp3d.sim import GraphSimulator, new_simulator
+from executors.mp3d.teacher import replay
 
 FIXTURE_DATA = Dataset(FIXTURE / "r2r")
 

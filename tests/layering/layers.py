@@ -9,7 +9,10 @@ way specs, registries and sandboxes wire plug-ins by string. Layers:
   harness/variants/ or executors/). No other module depends on them, except
   the spec declaring its commands (`commands={...}`, read only by the root
   CLI); a plug-in's command module uses only `harness.cli.conventions`.
-- An executor (`executors.<name>.*`) depends on no other executor.
+- An executor (`executors.<name>.*`) depends on no other executor. A package
+  under executors/ whose `__init__.py` sets `SHARED = True` is not an executor
+  but code several executors share (executors/mp3d): any executor may depend
+  on it, and it depends on no executor.
 - Production code (harness/, executors/) depends on nothing under tests/.
 - The canvas (`harness.canvas.*`) depends on neither the models package nor
   any executor: they plug into it.
@@ -109,8 +112,19 @@ def executor_of(module: str) -> str | None:
     return parts[1] if parts[0] == "executors" and len(parts) > 1 else None
 
 
-def violation(dep: Dependency) -> str | None:
-    """Which rule of the module doc `dep` breaks, if any."""
+def shared_packages(root: Path) -> set[str]:
+    """The packages under executors/ whose `__init__.py` sets `SHARED = True`."""
+    found = set()
+    for init in sorted((root / "executors").glob("*/__init__.py")) if (root / "executors").is_dir() else []:
+        for node in ast.parse(init.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "SHARED" for t in node.targets) \
+                    and isinstance(node.value, ast.Constant) and node.value.value is True:
+                found.add(init.parent.name)
+    return found
+
+
+def violation(dep: Dependency, shared: frozenset[str] = frozenset()) -> str | None:
+    """Which rule of the module doc `dep` breaks, if any (`shared`: the shared packages' names)."""
     source, target = dep.source, dep.target
     if is_cli(target) and not is_cli(source) and dep.kind != "declaration":
         return "library -> CLI"
@@ -118,7 +132,10 @@ def violation(dep: Dependency) -> str | None:
             and not _within(target, "harness.cli.conventions") and target != "harness.cli":
         return "plug-in command module -> CLI internals (only harness.cli.conventions)"
     if executor_of(source) and executor_of(target) and executor_of(source) != executor_of(target):
-        return "executor -> another executor"
+        if executor_of(source) in shared and executor_of(target) not in shared:
+            return "shared package -> executor"
+        if executor_of(target) not in shared:
+            return "executor -> another executor"
     if _within(target, "tests"):
         return "production -> tests"
     if _within(source, "harness.canvas") and (_within(target, "harness.models") or _within(target, "executors")):
@@ -133,4 +150,5 @@ def violation(dep: Dependency) -> str | None:
 
 
 def violations(root: Path) -> list[str]:
-    return sorted(f"{dep}: {rule}" for dep in all_dependencies(root) if (rule := violation(dep)))
+    shared = frozenset(shared_packages(root))
+    return sorted(f"{dep}: {rule}" for dep in all_dependencies(root) if (rule := violation(dep, shared)))

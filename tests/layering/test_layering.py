@@ -1,6 +1,7 @@
 """Layering of the library, by imports and by strings (the rules: layers.py).
 
-- No dependency breaks a layer: library -> CLI, executor -> another executor,
+- No dependency breaks a layer: library -> CLI, executor -> another executor
+  (a package marked SHARED is shared code, not an executor),
   production -> tests, canvas -> models/executors; a plug-in's command module
   uses only the CLI's conventions.
 - No import circle between modules of harness/ and executors/.
@@ -72,6 +73,8 @@ PLANTED = {
     "executors/alpha/__init__.py": 'TIERS = "executors.beta.tiers:expand_tier"\n',
     "executors/beta/__init__.py": 'import executors.beta.tiers\nSTAND_IN = "tests.plugins.toy_executor"\n',
     "executors/beta/tiers.py": 'def expand_tier(spec, budgets):\n    return []\n',
+    "executors/common/__init__.py": 'SHARED = True\nUSES = "executors.alpha:TIERS"\n',
+    "executors/gamma/__init__.py": 'import executors.common\nBODY = "executors.common:SHARED"\n',
     "harness/canvas/registry.py": 'NAMESPACES = {"llm": "harness.models"}\nSIM = "executors.alpha"\n',
     "harness/sandbox/core.py": 'from harness.canvas import registry\nfrom harness.pysource import serialised\n',
     "harness/models/loopback.py": 'SERVED = "executors.alpha"\n',
@@ -87,6 +90,7 @@ def test_planted_string_dependencies_are_reported(tmp_path):
     found = violations(tmp_path)
     assert found == sorted([
         "executors.alpha:1 string executors.beta.tiers: executor -> another executor",
+        "executors.common:2 string executors.alpha: shared package -> executor",
         "executors.beta:2 string tests.plugins.toy_executor: production -> tests",
         "harness.canvas.registry:1 string harness.models: canvas -> models/executors",
         "harness.canvas.registry:2 string executors.alpha: canvas -> models/executors",

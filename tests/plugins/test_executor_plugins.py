@@ -136,7 +136,7 @@ def test_the_data_command_serves_what_the_specs_declare(tmp_path):
     unknown = data("fetch", "nope", "--json")
     assert unknown.returncode == 2
     assert json.loads(unknown.stdout)["error"].startswith("unknown data set 'nope' (declared by the installed "
-                                                          "executors: r2r, toyfacts)")
+                                                          "executors: mp3d-regions, r2r, reverie, toyfacts)")
 
 
 def test_a_data_module_must_keep_the_contract():

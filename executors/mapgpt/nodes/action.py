@@ -3,28 +3,8 @@
 from __future__ import annotations
 
 from executors.mapgpt.nodes.simulator import STOP
+from executors.mp3d.walker import turn_then_move
 from harness.canvas.registry import Node, node_type
-
-UP, DOWN, RIGHT = [0, 0, 1], [0, 0, -1], [0, 1, 0]
-
-
-def turn_then_move(view_index: int, candidate: dict) -> list[list[int]]:
-    """Tilt to the candidate view's row, turn right until its view is the current
-    one, then move with its navigable index (MapGPT's make_equiv_action)."""
-    actions = []
-    row, target_row = view_index // 12, candidate["view_index"] // 12
-    while row < target_row:
-        actions.append(UP)
-        row += 1
-    while row > target_row:
-        actions.append(DOWN)
-        row -= 1
-    column = view_index % 12
-    while column != candidate["view_index"] % 12:
-        actions.append(RIGHT)
-        column = (column + 1) % 12
-    actions.append([candidate["nav_index"], 0, 0])
-    return actions
 
 
 @node_type(

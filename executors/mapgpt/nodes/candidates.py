@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from executors.mp3d.panorama import nearest_centre_candidates, view_candidate
 from harness.canvas.registry import Node, node_type
 
 PORTS = dict(
@@ -12,16 +13,6 @@ PORTS = dict(
                             "doc": "{viewpoint, view_index, nav_index, heading, elevation, angle, position, "
                                    "caption, objects[, image]} per reachable neighbour"}},
 )
-
-
-def _candidate(view: dict, loc: dict, angle: float) -> dict:
-    out = {"viewpoint": loc["viewpoint"], "view_index": view["view_index"], "nav_index": loc["nav_index"],
-           "heading": view["heading"] + loc["rel_heading"], "elevation": view["elevation"] + loc["rel_elevation"],
-           "view_heading": view["heading"], "view_elevation": view["elevation"], "angle": angle,
-           "position": loc["position"], "caption": view["caption"], "objects": view["objects"]}
-    if "image" in view:
-        out["image"] = view["image"]
-    return out
 
 
 @node_type("mapgpt.CandidateBuilder", **PORTS, role="candidates",
@@ -40,14 +31,7 @@ class CandidateBuilder(Node):
     an empty list. It has no config."""
 
     def step(self, inputs, ctx):
-        best: dict[str, dict] = {}
-        for view in inputs["panorama"]["views"]:
-            for loc in view["navigable"]:
-                angle = math.sqrt(loc["rel_heading"] ** 2 + loc["rel_elevation"] ** 2)
-                seen = best.get(loc["viewpoint"])
-                if seen is None or angle < seen["angle"]:
-                    best[loc["viewpoint"]] = _candidate(view, loc, angle)
-        return {"candidates": list(best.values())}
+        return {"candidates": nearest_centre_candidates(inputs["panorama"]["views"])}
 
 
 @node_type("mapgpt.LevelViewCandidates", **PORTS, role="candidates",
@@ -71,5 +55,5 @@ class LevelViewCandidates(Node):
                 rank = (view["elevation"] != 0.0, angle)
                 seen = best.get(loc["viewpoint"])
                 if seen is None or rank < seen["_rank"]:
-                    best[loc["viewpoint"]] = dict(_candidate(view, loc, angle), _rank=rank)
+                    best[loc["viewpoint"]] = dict(view_candidate(view, loc, angle), _rank=rank)
         return {"candidates": [{k: v for k, v in c.items() if k != "_rank"} for c in best.values()]}

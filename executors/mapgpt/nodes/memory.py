@@ -3,16 +3,11 @@ planning memory (the planner's latest plan and the action history)."""
 
 from __future__ import annotations
 
+from executors.mp3d.panorama import describe as observation_text  # noqa: F401  (the prompt builder uses it)
 from harness.canvas.registry import Node, node_type
 
 NO_PLAN = "Navigation has just started, with no planning yet."
 NO_HISTORY = "The navigation has just begun, with no history."
-
-
-def observation_text(candidate: dict) -> str:
-    objects = ", ".join(candidate.get("objects") or [])
-    text = candidate.get("caption") or "no description"
-    return f"{text} (objects: {objects})" if objects else text
 
 
 @node_type(

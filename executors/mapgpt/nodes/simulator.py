@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from executors.mapgpt import data as D
-from executors.mapgpt.metrics import score_trajectory
-from executors.mapgpt.panorama import sweep
-from executors.mapgpt.sim import backend_name, new_simulator
+from executors.mp3d import data_r2r as D
+from executors.mp3d.metrics import score_trajectory
+from executors.mp3d.walker import Walker, config_schema
 from harness.canvas.registry import SimulatorNode, node_type
 
 MAX_ACTIONS = 15   # decisions per episode (MapGPT's --max_action_len)
@@ -25,20 +24,7 @@ STOP = "stop"
         "feedback": {"type": "Feedback", "doc": "{executed: actions run this tick, moved_to, stopped}"},
         "reference_path": {"type": "List[Text]", "privileged": True, "doc": "the R2R reference path (scoring only)"},
     },
-    config_schema={
-        "type": "object",
-        "properties": {
-            "backend": {"enum": ["auto", "graph", "mattersim"], "default": "auto",
-                        "description": "auto: the real MatterSim when importable, else the graph backend"},
-            "observation": {"enum": ["text", "image"], "default": "text",
-                            "description": "image: keep each view's RGB (real MatterSim with rendering only)"},
-            "dataset_path": {"type": ["string", "null"], "default": None,
-                             "description": "Matterport3D scans folder for image mode (MatterSim's setDatasetPath)"},
-            "privileged_outputs": {"type": "boolean", "default": False,
-                                   "description": "emit reference_path (scoring, debugging)"},
-        },
-        "additionalProperties": False,
-    },
+    config_schema=config_schema("reference_path"),
     doc="An R2R instruction on the Matterport3D graph: discretised views, MatterSim actions, "
         f"at most {MAX_ACTIONS} move-or-stop decisions; metrics are R2R's.",
 )
@@ -55,38 +41,24 @@ class Simulator(SimulatorNode):
     ended ('stopped', 'max_actions' or 'cut_short')."""
 
     def setup(self) -> None:
-        image_mode = self.config["observation"] == "image"
         self.data = D.dataset()
-        self.sim = None
-        self.sweeper = None
-        self._panoramas: dict[tuple[str, str], list] = {}
-        self._image_mode = image_mode
+        self.walker = Walker(self.data, backend=self.config["backend"],
+                             image_mode=self.config["observation"] == "image",
+                             dataset_path=self.config.get("dataset_path"))
 
-    def _simulators(self):
-        if self.sim is None:
-            D.require(["connectivity/scans.txt"], self.data.root)
-            kwargs = {"backend": self.config["backend"]}
-            if self._image_mode:
-                if self.config["backend"] == "graph":
-                    raise ValueError("observation 'image' needs the real MatterSim (backend mattersim); "
-                                     "the graph backend renders nothing")
-                kwargs.update(rendering=True, dataset_path=self.config.get("dataset_path"))
-            self.sim = new_simulator(self.data.connectivity, backend=self.config["backend"])
-            self.sweeper = new_simulator(self.data.connectivity, **kwargs)
-            if self._image_mode and backend_name(self.sweeper) == "graph":
-                raise ValueError("observation 'image' needs the real MatterSim; it is not importable here")
-        return self.sim
+    @property
+    def sim(self):
+        return self.walker.sim
+
+    @property
+    def trajectory(self) -> list:
+        return self.walker.trajectory
 
     def reset_episode(self, episode: dict, ctx) -> dict:
         item = self.data.episode(episode["split"], episode["instr_id"])
-        D.require(D.scan_files(item["scan"]), self.data.root)
-        sim = self._simulators()
+        self.walker.start(item["scan"], item["path"][0], item["heading"])
         self.item = item
         self.graph = self.data.graph(item["scan"])
-        self.captions = self.data.captions(item["scan"])
-        sim.newEpisode([item["scan"]], [item["path"][0]], [item["heading"]], [0.0])
-        state = sim.getState()[0]
-        self.trajectory = [[state.location.viewpointId, state.heading, state.elevation]]
         self.decisions = 0
         self.stopped = False
         self._executed: list = []
@@ -116,9 +88,7 @@ class Simulator(SimulatorNode):
             self._executed.append(STOP)
             return
         index, heading, elevation = (float(v) for v in action)
-        self.sim.makeAction([int(index)], [heading], [elevation])
-        state = self.sim.getState()[0]
-        self.trajectory.append([state.location.viewpointId, state.heading, state.elevation])
+        self.walker.act(int(index), heading, elevation)
         self._executed.append([int(index), heading, elevation])
         if int(index) > 0:
             self.decisions += 1
@@ -133,20 +103,10 @@ class Simulator(SimulatorNode):
                 "ended": "stopped" if self.stopped else ("max_actions" if self.decisions >= MAX_ACTIONS
                                                         else "cut_short"),
                 "instr_id": self.item["instr_id"], "scan": self.item["scan"],
-                "trajectory": self.trajectory, **provenance_fields(self.sim)}
+                "trajectory": self.trajectory, **self.walker.provenance()}
 
     def close(self) -> None:
-        self.sim = self.sweeper = None
-
-    def _panorama(self, viewpoint: str) -> list:
-        key = (self.item["scan"], viewpoint)
-        views = self._panoramas.get(key)
-        if views is None:
-            views = sweep(self.sweeper, self.item["scan"], viewpoint, self.captions, keep_images=self._image_mode)
-            if len(self._panoramas) > 4096:
-                self._panoramas.clear()
-            self._panoramas[key] = views
-        return views
+        self.walker.close()
 
     def _outputs(self) -> dict:
         state = self.sim.getState()[0]
@@ -156,14 +116,10 @@ class Simulator(SimulatorNode):
             "state": {"scan": state.scanId, "viewpoint": vp, "heading": state.heading,
                       "elevation": state.elevation, "view_index": state.viewIndex, "decisions": self.decisions,
                       "navigable": [loc.viewpointId for loc in state.navigableLocations[1:]]},
-            "panorama": {"viewpoint": vp, "views": self._panorama(vp)},
+            "panorama": {"viewpoint": vp, "views": self.walker.panorama(vp)},
             "feedback": {"executed": list(self._executed), "moved_to": vp, "stopped": self.stopped},
         }
         if self.config.get("privileged_outputs"):
             out["reference_path"] = list(self.item["path"])
         return out
 
-
-def provenance_fields(sim) -> dict:
-    """Which simulator backend and which data (manifest digest) produced a result."""
-    return {"backend": backend_name(sim) if sim is not None else None, "data_sha256": D.manifest_digest()}

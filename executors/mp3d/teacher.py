@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from executors.mapgpt.graph import ScanGraph
+from executors.mp3d.graph import ScanGraph
 
 STOP = (0, 0, 0)
 

@@ -57,3 +57,37 @@ def sweep(sim, scan: str, viewpoint: str, captions: dict | None, keep_images: bo
             view["image"] = np.array(state.rgb, copy=True)[:, :, ::-1]   # MatterSim renders BGR
         views.append(view)
     return views
+
+
+def describe(view: dict) -> str:
+    """A view (or a candidate taken from one) as text: '<caption> (objects: a, b)', or
+    'no description' when its caption is empty."""
+    objects = ", ".join(view.get("objects") or [])
+    text = view.get("caption") or "no description"
+    return f"{text} (objects: {objects})" if objects else text
+
+
+def view_candidate(view: dict, loc: dict, angle: float) -> dict:
+    """A neighbour as seen in one view: the view's index, the neighbour's navigable index in it,
+    its absolute heading and elevation, and that view's caption and objects (and image)."""
+    out = {"viewpoint": loc["viewpoint"], "view_index": view["view_index"], "nav_index": loc["nav_index"],
+           "heading": view["heading"] + loc["rel_heading"], "elevation": view["elevation"] + loc["rel_elevation"],
+           "view_heading": view["heading"], "view_elevation": view["elevation"], "angle": angle,
+           "position": loc["position"], "caption": view["caption"], "objects": view["objects"]}
+    if "image" in view:
+        out["image"] = view["image"]
+    return out
+
+
+def nearest_centre_candidates(views: list[dict]) -> list[dict]:
+    """One candidate per navigable neighbour of the sweep: the view in which it lies nearest the
+    view centre (smallest sqrt(rel_heading² + rel_elevation²); ties: the view swept first),
+    in order of first appearance (MapGPT's rule)."""
+    best: dict[str, dict] = {}
+    for view in views:
+        for loc in view["navigable"]:
+            angle = math.sqrt(loc["rel_heading"] ** 2 + loc["rel_elevation"] ** 2)
+            seen = best.get(loc["viewpoint"])
+            if seen is None or angle < seen["angle"]:
+                best[loc["viewpoint"]] = view_candidate(view, loc, angle)
+    return list(best.values())

@@ -5,7 +5,9 @@ weight = Euclidean distance between viewpoint positions). The agent's path is
 its sequence of viewpoints with consecutive repeats (turns in place) dropped.
 
 - NE (nav_error): distance from the final viewpoint to the goal.
-- SR (success): NE < 3 m. OSR (oracle_success): some visited viewpoint < 3 m.
+- SR (success): NE < 3 m; with explicit STOP (`stopped` given), also the agent's
+  stop: an episode that ended without one fails. OSR (oracle_success): some
+  visited viewpoint < 3 m.
 - TL (trajectory_length): sum of the distances between consecutive viewpoints.
 - SPL: success · ℓ / max(TL, ℓ, 0.01), ℓ = length of the reference path.
 - nDTW: exp(−DTW(path, reference) / (|reference| · 3 m)); SDTW = success · nDTW.
@@ -19,7 +21,7 @@ import math
 
 import numpy as np
 
-from executors.mapgpt.graph import ScanGraph
+from executors.mp3d.graph import ScanGraph
 
 ERROR_MARGIN = 3.0
 
@@ -58,8 +60,9 @@ def _length(graph: ScanGraph, path: list[str]) -> float:
     return float(sum(graph.distance(a, b) for a, b in zip(path[:-1], path[1:])))
 
 
-def score_trajectory(graph: ScanGraph, trajectory: list, reference: list[str]) -> dict:
-    """Every metric of one trajectory against the reference path (R2R's `path`)."""
+def score_trajectory(graph: ScanGraph, trajectory: list, reference: list[str], stopped: bool | None = None) -> dict:
+    """Every metric of one trajectory against the reference path (R2R's `path`); with
+    `stopped` given, success needs the agent's explicit stop as well (VLN-CE's rule)."""
     path = viewpoint_path(trajectory)
     if not path or path[0] != reference[0]:
         raise ValueError("the trajectory must start at the reference path's first viewpoint")
@@ -68,7 +71,7 @@ def score_trajectory(graph: ScanGraph, trajectory: list, reference: list[str]) -
     oracle_error = min(graph.distance(p, goal) for p in path)
     length = _length(graph, path)
     reference_length = _length(graph, reference)
-    success = float(nav_error < ERROR_MARGIN)
+    success = float(nav_error < ERROR_MARGIN and stopped is not False)
     ndtw = math.exp(-_dtw(graph, path, reference) / (len(reference) * ERROR_MARGIN))
     return {
         "success": success,
@@ -88,7 +91,7 @@ def score_trajectory(graph: ScanGraph, trajectory: list, reference: list[str]) -
 def score_results(results: list[dict], split: str, dataset=None) -> dict:
     """R2R's evaluation of a results file ([{instr_id, trajectory: [[viewpoint, heading, elevation], ...]}]):
     per-instruction scores and their means (SR, OSR, SPL, nDTW, SDTW, CLS in %; NE, TL in m)."""
-    from executors.mapgpt.data import dataset as default_dataset
+    from executors.mp3d.data_r2r import dataset as default_dataset
 
     ds = dataset or default_dataset()
     items = ds.split(split)
@@ -109,6 +112,6 @@ if __name__ == "__main__":
     import sys
 
     if len(sys.argv) != 3:
-        sys.exit("usage: python -m executors.mapgpt.metrics RESULTS.json SPLIT")
+        sys.exit("usage: python -m executors.mp3d.metrics RESULTS.json SPLIT")
     with open(sys.argv[1], encoding="utf-8") as fh:
         print(json.dumps(score_results(json.load(fh), sys.argv[2])["summary"], indent=2))

@@ -26,7 +26,7 @@ from typing import Callable
 
 import numpy as np
 
-from executors.mapgpt.graph import ScanGraph
+from executors.mp3d.graph import ScanGraph
 
 HEADING_COUNT = 12
 HEADING_INCREMENT = math.pi * 2.0 / HEADING_COUNT

@@ -1,0 +1,1 @@
+"""Node types of the smartway executor."""
