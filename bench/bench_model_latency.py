@@ -23,7 +23,7 @@ import yaml
 
 from harness import PROJECT_ROOT
 from harness.evaluation import evaluate
-from harness.testing.scripted_planner import planner_server
+from executors.babyai.stand_ins import planner_server
 
 SEED = PROJECT_ROOT / "seeds" / "babyai-llm"
 TARGET = 1.5

@@ -103,6 +103,9 @@ class ExecutorSpec:
     # Modules slow to import that every worker needs before its first episode (the simulator's
     # runtime): the local pool's forkserver imports them once and each worker starts with them loaded.
     worker_preload: tuple[str, ...] = ()
+    # "module:attr"(api, system, messages, body) -> text: a deterministic stand-in for the planner
+    # model of its model-driven seed (harness.models.loopback's Answer), for offline runs
+    stand_in_planner: str | None = None
     # Helper modules of this executor that candidate-authored code (nodeset/*.py) may import
     # (every public name); they must be pure: no simulator, no I/O (harness.canvas.restricted).
     sandbox_modules: tuple[str, ...] = ()

@@ -27,5 +27,6 @@ EXECUTOR = ExecutorSpec(
     oracle="executors.babyai.oracle:oracle",
     state_renderer="executors.babyai.render:render_state",
     worker_preload=("executors.babyai.envs",),
+    stand_in_planner="executors.babyai.stand_ins:scripted_planner",
     sandbox_modules=("executors.babyai.world",),
 )

@@ -23,7 +23,7 @@ import threading
 
 import numpy as np
 
-from harness.embodied.lmp import Budget, LMPError
+from harness.embodied.lmp import LMPError, program_budget
 
 
 class Cancelled(BaseException):
@@ -41,7 +41,7 @@ class Coroutine:
         self.request = None
         self.finished = False
         self.error: BaseException | None = None
-        self.budget = Budget()
+        self.budget = program_budget()
         self._thread = threading.Thread(target=self._main, name="voxposer-program", daemon=True)
 
     def _main(self) -> None:

@@ -15,7 +15,7 @@ import re
 
 from executors.manipulation import subgoals
 from harness import SEEDS_DIR
-from harness.testing.loopback_server import LoopbackServer
+from harness.models.loopback import LoopbackServer
 
 LMP_MODEL = "scripted-voxposer-lmps"
 PLANNER_MODEL = "scripted-subgoal-planner"

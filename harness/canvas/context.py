@@ -29,6 +29,20 @@ class BudgetExceeded(Exception):
         self.reason = reason
 
 
+CANDIDATE_FAILURES = ("candidate_timeout", "candidate_crash", "candidate_unstorable", "candidate_log_too_large")
+
+
+class CandidateFailure(Exception):
+    """The candidate's code ended the episode by what it did, not by an error it raised: it
+    overran its time (`candidate_timeout`), its sandbox process died (`candidate_crash`), or it
+    produced values or a self-log that cannot be stored (`candidate_unstorable`,
+    `candidate_log_too_large`). `reason` is the episode's termination reason."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
 def _replace(state, cell, value):
     state[cell] = value
 

@@ -269,10 +269,12 @@ def _nodeset_files(candidate_dir: Path) -> list[Path]:
 
 def for_graph(graph: dict | None, candidate_dir: str | Path | None = None, base: Registry | None = None) -> Registry:
     """The registry a graph resolves against: default (or `base`) + its executor
-    + the candidate's `nodeset/*.py` types (as `candidate.<Name>`), if any."""
+    + the candidate's `nodeset/*.py` types (as `candidate.<Name>`), if any. The
+    candidate's files run in a sandbox process (harness.canvas.isolated), never here."""
     base = base or default_registry()
     executor = graph.get("executor") if isinstance(graph, dict) else None
-    if isinstance(executor, str) and executor:
+    executor = executor if isinstance(executor, str) and executor else None
+    if executor:
         base.ensure_executor(executor)
     if candidate_dir is None:
         return base
@@ -288,8 +290,27 @@ def for_graph(graph: dict | None, candidate_dir: str | Path | None = None, base:
         cached = _overlay_cache.get(key)
         if cached is not None:
             return cached
-        overlay = Registry(parent=base, namespace=CANDIDATE_NAMESPACE)
-        digest = hashlib.sha1(key[0].encode()).hexdigest()[:10]
+        if trusted():
+            overlay = declare_nodeset(files, Path(candidate_dir), executor, base)
+        else:
+            from harness.canvas.isolated import isolated_overlay
+
+            overlay = Registry(parent=base, namespace=CANDIDATE_NAMESPACE)
+            isolated_overlay(files, Path(candidate_dir), overlay, executor)
+        _overlay_cache[key] = overlay
+        return overlay
+
+
+def declare_nodeset(files: list[Path], candidate_dir: Path, executor: str | None,
+                    base: Registry | None = None) -> Registry:
+    """Run the nodeset files in THIS process (restricted) into a new overlay: what the
+    sandbox process does (harness.canvas.isolated), and the trusted test mode."""
+    base = base or default_registry()
+    if executor:
+        base.ensure_executor(executor)
+    overlay = Registry(parent=base, namespace=CANDIDATE_NAMESPACE)
+    digest = hashlib.sha1(str(candidate_dir.resolve()).encode()).hexdigest()[:10]
+    with _load_lock:
         previous = getattr(_target, "registry", None)
         _target.registry = overlay
         try:
@@ -297,8 +318,7 @@ def for_graph(graph: dict | None, candidate_dir: str | Path | None = None, base:
                 _load_nodeset_file(path, f"_architect_candidate_{digest}_{path.stem}", overlay)
         finally:
             _target.registry = previous
-        _overlay_cache[key] = overlay
-        return overlay
+    return overlay
 
 
 def _load_nodeset_file(path: Path, module_name: str, overlay: Registry) -> None:

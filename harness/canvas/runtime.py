@@ -19,14 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from harness.canvas import types as T
-from harness.canvas.context import REDUCER_FUNCS, BudgetExceeded, Context, EpisodeState, default_initial
+from harness.canvas.context import (CANDIDATE_FAILURES, REDUCER_FUNCS, BudgetExceeded, CandidateFailure, Context,
+                                    EpisodeState, default_initial)
 from harness.canvas.episode_log import EpisodeLog
 from harness.canvas.graph import flatten, split_endpoint
 from harness.canvas.registry import Node, Registry, for_graph
 from harness.errors import UserError
 
 TERMINATIONS = ("success", "sim_done", "max_steps", "max_ticks", "wall_time", "model_calls",
-                "tokens", "node_error", "no_action")
+                "tokens", "node_error", "no_action", *CANDIDATE_FAILURES)
 _IMMUTABLE = (type(None), bool, int, float, str, bytes, tuple, frozenset)
 
 
@@ -194,7 +195,7 @@ class GraphRunner:
             sim_result = dict(sim.result() or {})
             if termination is None:
                 termination = "success" if sim_result.get("success") else "sim_done"
-        except BudgetExceeded as exc:
+        except (BudgetExceeded, CandidateFailure) as exc:
             termination = exc.reason
             error = str(exc)
             sim_result = self._safe_result(sim)
@@ -324,7 +325,7 @@ class GraphRunner:
     def _episode_result(self, sim_result: dict, termination: str, error: str | None, start: float) -> dict:
         shared = self._shared
         return {
-            "success": bool(sim_result.get("success")) and termination not in ("node_error",),
+            "success": bool(sim_result.get("success")) and termination not in ("node_error", *CANDIDATE_FAILURES),
             "reward": float(sim_result.get("reward", 0.0) or 0.0),
             "steps": self._steps,
             "ticks": self._ticks,

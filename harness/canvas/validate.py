@@ -18,7 +18,7 @@ from typing import Any
 from harness.canvas import types as T
 from harness.canvas.context import REDUCERS
 from harness.canvas.graph import flatten_detailed, split_endpoint
-from harness.canvas.registry import NodeType, Registry, for_graph
+from harness.canvas.registry import CANDIDATE_NAMESPACE, NodeType, Registry, for_graph
 from harness.canvas.schema_memo import graph_schema_valid
 from harness.confine import confined_file, profile_places
 from harness.schemas import iter_schema_errors, json_pointer
@@ -27,7 +27,7 @@ CODES = (
     "schema", "unknown_executor", "nodeset_error", "unknown_composite", "recursive_composite",
     "unknown_type", "unknown_node", "unknown_port", "missing_port", "type_mismatch", "bad_type",
     "unconnected_input", "duplicate_edge", "cycle", "no_grant", "unknown_cell", "bad_reducer",
-    "missing_budget", "model_profile", "privileged_leak", "bad_config", "no_simulator",
+    "missing_budget", "model_profile", "privileged_leak", "privileged_to_candidate", "bad_config", "no_simulator",
     "multiple_simulators",
 )
 
@@ -476,7 +476,9 @@ class _Validator:
     def check_leaks(self) -> None:
         """Privileged outputs must not reach the simulator's inputs through
         edges or through state cells (a tainted writer taints the cell, a
-        reader of a tainted cell is tainted)."""
+        reader of a tainted cell is tainted), nor any candidate-authored node
+        at all, whatever it does with them: a candidate's nodes can pass data
+        to each other by routes no static check sees."""
         if self.sim is None:
             return
         out_edges = self.out_edges
@@ -508,6 +510,14 @@ class _Validator:
                         if reader not in via and reader != self.sim:
                             via[reader] = f"{via[nid]} -> state:{cell} -> {reader}"
                             queue.append(reader)
+            for nid in queue:
+                if self.types[nid].name.startswith(CANDIDATE_NAMESPACE + ".") and ("candidate", nid) not in reported:
+                    reported.add(("candidate", nid))
+                    self.add("privileged_to_candidate",
+                             f"privileged output {src}.{sport} reaches the candidate-authored node {nid!r} "
+                             f"({self.types[nid].name}) via {via[nid]}",
+                             "privileged outputs are ground truth for scoring only and never reach a node type "
+                             "the candidate wrote; cut this path", node=nid, path=f"/nodes/{nid}")
 
     def _taint_edge(self, e, trail, via, queue, reported) -> None:
         s, sp, d, dp, _delayed, path = e

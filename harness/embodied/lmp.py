@@ -1,35 +1,36 @@
 """Running a language-model program (LMP) of the VoxPoser chain.
 
 An LMP's program is Python written by a model (or, in the scripted seed, taken
-from a fixed table). It runs in a restricted namespace built on the context
-harness's rules (`harness.models.context_harness`): RestrictedPython bytecode,
-no imports, no `_` names, no eval/exec/open/getattr, no classes or while loops,
-an iteration budget and a deadline. The namespace holds only the functions the
-LMP is given (the sub-LMPs it may dispatch to, `execute`, scene queries) and
-the numpy-like helpers of `voxels.numpy_helpers`. A value-map LMP returns its
-map by assigning `ret_val`.
+from a fixed table). It runs under the restricted-execution core's rules for
+simple code (`harness.sandbox.restricted`, as a context harness does):
+RestrictedPython bytecode, no imports, no `_` names, no eval/exec/open/getattr,
+no classes or while loops, an iteration budget and a deadline. Its own
+allowances: the namespace holds only the functions the LMP is given (the
+sub-LMPs it may dispatch to, `execute`, scene queries) and the numpy-like
+helpers of `voxels.numpy_helpers`, and it may write into numpy arrays (value
+maps). A value-map LMP returns its map by assigning `ret_val`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
-import time
 
 import numpy as np
-from RestrictedPython import compile_restricted_exec
-from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence, safer_getattr
 
-from harness.models.context_harness import _extra_builtins, _inplace, restricted_problems
-from harness.pysource import serialised
+from harness.sandbox.restricted import SIMPLE_CODE_NAMES, SIMPLE_CODE_NODES, IterationBudget, RestrictedError, Rules
 
 MAX_ITERATIONS = 2_000_000
 MAX_SECONDS = 5.0
 _FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
 
 
-class LMPError(Exception):
+class LMPError(RestrictedError):
     """An LMP program was rejected or failed while running."""
+
+
+RULES = Rules(kind="an LMP program", error=LMPError, doc="executors/manipulation/README.md",
+              writable=(dict, list, np.ndarray), forbidden_nodes=SIMPLE_CODE_NODES,
+              forbidden_names=SIMPLE_CODE_NAMES, denied_builtins=SIMPLE_CODE_NAMES)
 
 
 def extract_code(reply: str) -> str:
@@ -53,54 +54,23 @@ def model_program(node_id: str, ctx, config: dict, read, values: dict) -> tuple[
 
 
 def program_problems(source: str, where: str) -> list[str]:
-    return restricted_problems(source, where, "an LMP program")[1]
+    return RULES.problems(source, where)[1]
 
 
-class Budget:
-    """The iteration budget and deadline of one program run. `paused()` stops its clock
-    (a program suspended while the robot executes a motion is not running)."""
-
-    def __init__(self):
-        self.count = 0
-        self.deadline = time.monotonic() + MAX_SECONDS
-
-    @contextlib.contextmanager
-    def paused(self):
-        start = time.monotonic()
-        try:
-            yield
-        finally:
-            self.deadline += time.monotonic() - start
-
-    def iterate(self, obj):
-        for item in obj:
-            self.count += 1
-            if self.count > MAX_ITERATIONS:
-                raise LMPError(f"LMP program iterated more than {MAX_ITERATIONS} times")
-            if self.count % 4096 == 0 and time.monotonic() > self.deadline:
-                raise LMPError(f"LMP program ran longer than {MAX_SECONDS} s")
-            yield item
+def program_budget() -> IterationBudget:
+    """The iteration budget and deadline of one program run (`paused()` stops its clock)."""
+    return IterationBudget(MAX_ITERATIONS, MAX_SECONDS, LMPError, "LMP program")
 
 
-def _write_guard(obj):
-    # the program's own containers and value maps only
-    if isinstance(obj, (dict, list, np.ndarray)):
-        return obj
-    raise LMPError(f"writing to a {type(obj).__name__} is not allowed in an LMP program")
-
-
-def run_program(source: str, functions: dict, where: str, budget: Budget | None = None):
+def run_program(source: str, functions: dict, where: str, budget: IterationBudget | None = None):
     """Execute `source` with only `functions` (and safe builtins) in scope; return `ret_val`.
     Exceptions that are not `Exception`s (a cancelled program's) pass through unchanged."""
     problems = program_problems(source, where)
     if problems:
         raise LMPError("LMP program rejected: " + "; ".join(problems))
-    code = serialised(compile_restricted_exec, source, filename=where).code
-    budget = budget or Budget()
-    env = {"__builtins__": _extra_builtins(), "__name__": "lmp", "_getattr_": safer_getattr,
-           "_getitem_": lambda obj, key: obj[key], "_getiter_": budget.iterate,
-           "_iter_unpack_sequence_": guarded_iter_unpack_sequence, "_unpack_sequence_": guarded_unpack_sequence,
-           "_write_": _write_guard, "_inplacevar_": _inplace, **functions}
+    code = RULES.compile(source, where)
+    budget = budget or program_budget()
+    env = {**RULES.globals_for("lmp", getiter=budget.iterate), **functions}
     try:
         exec(code, env)  # noqa: S102 - restricted bytecode in a namespace of chosen functions
     except LMPError:

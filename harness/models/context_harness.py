@@ -1,9 +1,11 @@
 """Load and run a candidate's *context harness* (`build_context(history) -> str`) safely.
 
 The file is evolved by an optimizer, so it is treated as hostile:
-- compile time: RestrictedPython (no imports, no `_`/dunder names or attributes)
-  plus our own AST rules (no class/global/nonlocal/while, no eval/exec/open/
-  getattr-style builtins); it must define `build_context` taking one argument;
+- compile time: the restricted-execution core's rules for simple code
+  (`harness.sandbox.restricted.RULES` below: no imports, no `_`/dunder names or
+  attributes, no class/global/nonlocal/while, no eval/exec/open/getattr-style
+  builtins, none of the refused constructs); it must define `build_context`
+  taking one argument;
 - run time and check time alike: the code runs only in a separate sandbox
   process (`SandboxedHarness`) whose address space (RLIMIT_AS) and CPU time
   (RLIMIT_CPU) are capped before the candidate's module runs at all, and which
@@ -17,7 +19,7 @@ The file is evolved by an optimizer, so it is treated as hostile:
   generated from the executor's declared history format (empty, long, odd values).
 
 This file is also the sandbox's program (`python -I context_harness.py --serve`);
-it imports nothing from the harness package so the sandbox starts fast.
+of the harness it imports only the restricted-execution core, so the sandbox starts fast.
 """
 
 from __future__ import annotations
@@ -36,18 +38,9 @@ import threading
 import time
 from pathlib import Path
 
-from RestrictedPython import compile_restricted, compile_restricted_exec, safe_builtins
-from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence, safer_getattr
-from harness.pysource import serialised
+from harness.sandbox.restricted import SIMPLE_CODE_NAMES, SIMPLE_CODE_NODES, IterationBudget, RestrictedError, Rules
 
 FUNCTION = "build_context"
-FORBIDDEN_NAMES = {"eval", "exec", "open", "compile", "getattr", "setattr", "delattr", "globals", "locals",
-                   "vars", "input", "breakpoint", "help", "memoryview", "type", "super", "object", "dir",
-                   "__import__", "exit", "quit", "pow"}
-FORBIDDEN_NODES = {ast.ClassDef: "class definitions", ast.Global: "global", ast.Nonlocal: "nonlocal",
-                   ast.While: "while loops", ast.Import: "imports", ast.ImportFrom: "imports",
-                   ast.AsyncFunctionDef: "async functions", ast.Await: "await", ast.Yield: "generators",
-                   ast.YieldFrom: "generators"}
 MAX_ITERATIONS = 1_000_000
 MAX_SECONDS = 2.0                      # wall-clock and CPU budget of one call
 MAX_OUTPUT_CHARS = 20_000
@@ -56,42 +49,19 @@ START_SECONDS = 20.0                   # allowance for the sandbox's interpreter
 MAX_REPLY_BYTES = 1 << 20
 
 
-class ContextHarnessError(Exception):
+class ContextHarnessError(RestrictedError):
     """The context harness is rejected (check time) or failed while running."""
 
 
-def _extra_builtins() -> dict:
-    allowed = {name: value for name, value in safe_builtins.items()
-               if name not in FORBIDDEN_NAMES and not name.startswith("_")}
-    allowed.update({"list": list, "tuple": tuple, "dict": dict, "set": set, "frozenset": frozenset,
-                    "sorted": sorted, "enumerate": enumerate, "zip": zip, "min": min, "max": max, "sum": sum,
-                    "any": any, "all": all, "reversed": reversed, "map": map, "filter": filter})
-    return allowed
-
-
-def restricted_problems(source: str, filename: str, kind: str) -> tuple[ast.Module | None, list[str]]:
-    """The parsed module (None on a syntax error) and every reason restricted code is
-    rejected: forbidden statements and names, and RestrictedPython's own errors.
-    `kind` names the code in the messages ("a context harness", "an LMP program")."""
-    try:
-        tree = serialised(ast.parse, source, filename=filename)
-    except SyntaxError as exc:
-        return None, [f"{filename}:{exc.lineno}: syntax error: {exc.msg}"]
-    problems = []
-    for node in ast.walk(tree):
-        for node_kind, what in FORBIDDEN_NODES.items():
-            if isinstance(node, node_kind):
-                problems.append(f"{filename}:{node.lineno}: {what} are not allowed in {kind}")
-        if isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
-            problems.append(f"{filename}:{node.lineno}: {node.id!r} is not allowed in {kind}")
-    result = serialised(compile_restricted_exec, source, filename=filename)
-    problems.extend(f"{filename}: {message}" for message in result.errors)
-    return tree, problems
+# the core's rules (harness.sandbox.restricted) for the stricter kind of code: one function, no imports
+RULES = Rules(kind="a context harness", error=ContextHarnessError, doc="docs/writing-nodes.md, The context harness",
+              writable=(dict, list), forbidden_nodes=SIMPLE_CODE_NODES, forbidden_names=SIMPLE_CODE_NAMES,
+              denied_builtins=SIMPLE_CODE_NAMES)
 
 
 def static_problems(source: str, filename: str = "build_context.py") -> list[str]:
     """Every reason the source is rejected before running it (empty list: accepted)."""
-    tree, problems = restricted_problems(source, filename, "a context harness")
+    tree, problems = RULES.problems(source, filename)
     if tree is None:
         return problems
     functions = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == FUNCTION]
@@ -114,27 +84,6 @@ def static_problems(source: str, filename: str = "build_context.py") -> list[str
     return sorted(set(problems), key=lambda p: (line_of(p), p))
 
 
-class _Budget:
-    def __init__(self, max_iterations: int, max_seconds: float):
-        self.max_iterations = max_iterations
-        self.max_seconds = max_seconds
-        self.count = 0
-        self.deadline = 0.0
-
-    def start(self) -> None:
-        self.count = 0
-        self.deadline = time.monotonic() + self.max_seconds
-
-    def iterate(self, obj):
-        for item in obj:
-            self.count += 1
-            if self.count > self.max_iterations:
-                raise ContextHarnessError(f"{FUNCTION} iterated more than {self.max_iterations} times")
-            if self.count % 4096 == 0 and time.monotonic() > self.deadline:
-                raise ContextHarnessError(f"{FUNCTION} ran longer than {self.max_seconds} s")
-            yield item
-
-
 class ContextHarness:
     """A restricted `build_context`, run in THIS process: the sandbox process's
     engine. Callers outside the sandbox use `SandboxedHarness`, which also caps
@@ -146,24 +95,14 @@ class ContextHarness:
         if problems:
             raise ContextHarnessError("context harness rejected: " + "; ".join(problems))
         self.filename = filename
-        self._budget = _Budget(max_iterations, max_seconds)
-        self._code = serialised(compile_restricted, source, filename=filename, mode="exec")
+        self._budget = IterationBudget(max_iterations, max_seconds, ContextHarnessError, FUNCTION)
+        self._code = RULES.compile(source, filename)
         self._budget.start()
         self._load()  # the top level must run (under the caller's limits) before the first call
 
     def _load(self):
-        env = {
-            "__builtins__": _extra_builtins(),
-            "__name__": "context_harness",
-            "_getattr_": safer_getattr,
-            "_getitem_": lambda obj, key: obj[key],
-            "_getiter_": self._budget.iterate,
-            "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
-            "_unpack_sequence_": guarded_unpack_sequence,
-            "_write_": _write_guard,
-            "_inplacevar_": _inplace,
-            "json": _SafeJson, "math": _SafeMath,
-        }
+        env = {**RULES.globals_for("context_harness", getiter=self._budget.iterate),
+               "json": _SafeJson, "math": _SafeMath}
         try:
             exec(self._code, env)  # noqa: S102 - restricted bytecode in restricted globals
         except ContextHarnessError:
@@ -210,23 +149,6 @@ class _SafeMath:
 for _name in dir(math):
     if not _name.startswith("_"):
         setattr(_SafeMath, _name, getattr(math, _name))
-
-
-def _write_guard(obj):
-    # Only the function's own containers may be written to (item assignment);
-    # attribute writes could reach shared objects such as `math`.
-    if isinstance(obj, (dict, list)):
-        return obj
-    what = "module" if obj in (_SafeMath, _SafeJson) else type(obj).__name__
-    raise ContextHarnessError(f"writing to a {what} is not allowed in a context harness")
-
-
-def _inplace(op: str, x, y):
-    ops = {"+=": lambda: x + y, "-=": lambda: x - y, "*=": lambda: x * y, "/=": lambda: x / y,
-           "//=": lambda: x // y, "%=": lambda: x % y, "|=": lambda: x | y, "&=": lambda: x & y}
-    if op not in ops:
-        raise ContextHarnessError(f"operator {op} is not allowed")
-    return ops[op]()
 
 
 # -- the sandbox process -------------------------------------------------------

@@ -76,7 +76,7 @@ def readiness(run: Run, staging: Path) -> list[str]:
 
 def _row(run: Run, staging: Path, *, status: str, iteration: int, description: str, reason: str | None) -> dict:
     meta = run.staging_meta(staging)
-    front, _ = proposal.read(staging / "proposal.md")
+    front, _ = proposal.salvage(staging / "proposal.md")
     smoke = tiers.read_verdict(staging / "smoke")
     evaluation = tiers.read_verdict(staging / "eval")
     axes = front.get("axes") if isinstance(front.get("axes"), list) else []
@@ -154,7 +154,9 @@ def discard(run: Run, staging: Path, reason: str) -> dict:
     if not reason:
         raise UserError("--reason must say why the attempt is discarded")
     meta = run.staging_meta(staging)
-    front, _ = proposal.read(staging / "proposal.md")
+    front, unreadable = proposal.salvage(staging / "proposal.md")  # discard works whatever proposal.md holds
+    if unreadable:
+        reason = f"{reason} (proposal.md unreadable: {' '.join(unreadable.split())[:300]})"
     description = front.get("description") if front.get("description") != proposal.PLACEHOLDER else ""
     row = _row(run, staging, status="discarded", iteration=meta["iteration"],
                description=str(description or ""), reason=reason)

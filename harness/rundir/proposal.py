@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -39,6 +40,29 @@ def problems(path: Path) -> list[dict]:
 def read(path: Path) -> tuple[dict, str]:
     meta, body = split(read_text(path, "proposal")) if path.exists() else (None, "")
     return meta or {}, body
+
+
+def salvage(path: Path) -> tuple[dict, str | None]:
+    """What can be read of proposal.md's front matter whatever state it is in, and the
+    problem when it is not valid YAML: the `description:` line as text and the known
+    axes of an `axes: [...]` line (for discard, which must always work)."""
+    try:
+        return read(path)[0], None
+    except UserError as exc:
+        problem = exc.message
+    try:
+        text = path.read_bytes()[:65536].decode("utf-8", errors="replace")
+    except OSError:
+        return {}, problem
+    head = text.split("\n---", 1)[0]
+    meta: dict = {}
+    description = re.search(r"^description:[ \t]*(.*)$", head, re.M)
+    if description:
+        meta["description"] = description.group(1).strip().strip("'\"")[:500]
+    axes = re.search(r"^axes:[ \t]*\[(.*)\]", head, re.M)
+    if axes:
+        meta["axes"] = [a for a in (x.strip().strip("'\"") for x in axes.group(1).split(",")) if a in AXES]
+    return meta, problem
 
 
 def write(path: Path, meta: dict, body: str) -> None:

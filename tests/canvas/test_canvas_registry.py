@@ -7,6 +7,7 @@ import pytest
 from canvas_corridor import corridor_graph
 
 from harness.canvas import GraphRunner, validate_graph
+from harness.canvas.isolated import IsolatedNode
 from harness.canvas.registry import Node, Registry, default_registry, for_graph, node_type
 from harness.canvas.types import TypeSyntaxError
 
@@ -138,7 +139,10 @@ def test_candidate_type_extends_an_executor_type_keeping_its_ports_role_and_conf
     parent_defaults = {k: v["default"] for k, v in parent.config_schema["properties"].items() if "default" in v}
     node = child.cls("explore", {})
     assert node.config == {**parent_defaults, "patience": 4}
-    assert issubclass(child.cls, parent.cls)  # the parent's behaviour (step, reset) is inherited
+    # the class runs in the sandbox process, where it builds on the parent's (super().setup() works there)
+    assert issubclass(child.cls, IsolatedNode) and not issubclass(child.cls, parent.cls)
+    node.setup()
+    node.close()
 
 
 def test_candidate_type_with_an_unknown_role_or_parent_is_a_load_error(tmp_path):

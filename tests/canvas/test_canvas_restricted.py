@@ -48,6 +48,7 @@ AT_LOAD = {
     "guard_rebind": "_getattr_ = getattr\n" + HEAD + "        return {'text': ''}\n",
     "typing_eval": "import typing\n" + HEAD + "        return {'text': str(typing.get_type_hints(self))}\n",
     "singledispatch_eval": "from functools import singledispatch\n" + HEAD + "        return {'text': ''}\n",
+    "str_format_reads_attributes": HEAD + "        return {'text': '{0._shared}'.format(ctx)}\n",
     "top_level_sysexit": "raise SystemExit(0)\n" + HEAD + "        return {'text': ''}\n",
 }
 
@@ -63,7 +64,6 @@ AT_RUN = {
     "write_candidate_file": HEAD + "        (ctx.candidate_dir / 'x.txt').write_text('x')\n        return {'text': ''}\n",
     "path_open": HEAD + "        return {'text': (ctx.candidate_dir / 'skill.md').open().read()}\n",
     "model_internals": HEAD + "        m = ctx.model\n        return {'text': str(m and m.profile)}\n",
-    "str_format_reads_attributes": HEAD + "        return {'text': '{0._shared}'.format(ctx)}\n",
     "numpy_file_io": "import numpy as np\n" + HEAD + "        return {'text': str(np.loadtxt('/etc/hostname'))}\n",
     "numpy_via_helper_module": HEAD + "        return {'text': str(W.np.fromfile)}\n",
     "module_traversal": "import executors.babyai.world\n" + HEAD

@@ -1,7 +1,7 @@
 """Record tests/cassettes/babyai_llm_smoke.jsonl: the smoke tier of seeds/babyai-llm.
 
 No real LLM is involved: the model calls go to a loopback server whose answers
-come from harness.testing.scripted_planner (a deterministic scripted planner).
+come from executors.babyai.stand_ins (a deterministic scripted planner).
 The recording profile copies profiles/vllm-qwen.yaml (the seed's pinned
 profile) with only base_url changed, so the request hashes match the seed.
 Also writes babyai_llm_smoke.expected.json (per-episode results of the
@@ -26,7 +26,7 @@ from pathlib import Path
 import yaml
 
 from harness import PROJECT_ROOT
-from harness.testing.scripted_planner import planner_server
+from executors.babyai.stand_ins import planner_server
 
 HERE = Path(__file__).resolve().parent
 CASSETTE = HERE / "babyai_llm_smoke.jsonl"
@@ -58,7 +58,7 @@ def record(cassette: Path = CASSETTE, expected: Path | None = EXPECTED, workers:
         finally:
             del os.environ["ARCHITECT_MODEL_MODE"], os.environ["ARCHITECT_CASSETTE"]
         entries = [json.loads(line) for line in fresh.read_text().splitlines()]
-    note = "scripted deterministic planner (harness.testing.scripted_planner) on a loopback server; no real LLM"
+    note = "scripted deterministic planner (executors.babyai.stand_ins) on a loopback server; no real LLM"
     entries.sort(key=lambda e: e["key"])
     with cassette.open("w", encoding="utf-8") as fh:
         for entry in entries:

@@ -21,7 +21,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "executors"))
 
-from harness.testing.loopback_server import LoopbackServer  # noqa: E402
+from harness.models.loopback import LoopbackServer  # noqa: E402
 from mapgpt_testkit import (CASSETTE, CASSETTE_NOTE, EXPECTED, FIXTURE, SCRIPTED_MODEL, SEEDS,  # noqa: E402
                             scripted_mapgpt_planner)
 

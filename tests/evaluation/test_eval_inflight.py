@@ -48,7 +48,7 @@ def test_in_flight_one_runs_episodes_one_at_a_time(eval_env, tmp_path):
 def test_model_graph_defaults_to_profile_concurrency_and_accounts_calls(eval_env, tmp_path):
     from eval_candidates import make_model_candidate
 
-    from harness.testing.loopback_server import LoopbackServer
+    from harness.models.loopback import LoopbackServer
 
     with LoopbackServer(lambda api, system, messages, body: "left", delay_s=0.2) as server:
         cand = make_model_candidate(tmp_path / "cand", server.openai_url, concurrency=4)

@@ -15,7 +15,7 @@ from executors import load_executor
 from executors.eqa.calibrate import calibrate, conformal_threshold
 from harness.errors import UserError
 from harness.evaluation import evaluate
-from harness.testing.loopback_server import LoopbackServer
+from harness.models.loopback import LoopbackServer
 
 
 def architect(*args, env=None, timeout=600):

@@ -13,7 +13,7 @@ from mapgpt_testkit import (CASSETTE, CASSETTE_NOTE, EXPECTED, FIXTURE, SCRIPTED
 
 from executors import load_executor
 from harness.evaluation import evaluate
-from harness.testing.loopback_server import LoopbackServer
+from harness.models.loopback import LoopbackServer
 from harness.schemas import validate_instance
 
 

@@ -17,7 +17,7 @@ from executors import load_executor
 from executors.mp3d.data_r2r import Dataset
 from executors.mp3d.metrics import score_trajectory
 from harness.evaluation import evaluate
-from harness.testing.loopback_server import LoopbackServer
+from harness.models.loopback import LoopbackServer
 
 
 @pytest.fixture

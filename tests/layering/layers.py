@@ -16,6 +16,10 @@ way specs, registries and sandboxes wire plug-ins by string. Layers:
 - Production code (harness/, executors/) depends on nothing under tests/.
 - The canvas (`harness.canvas.*`) depends on neither the models package nor
   any executor: they plug into it.
+- The restricted-execution core (`harness.sandbox.*`) sits below canvas and
+  models: it depends on nothing of ours but itself and `harness.pysource`.
+- The loopback server base (`harness.models.loopback`), which executors' and
+  variants' model stand-ins build on, depends on nothing of ours.
 """
 
 from __future__ import annotations
@@ -136,6 +140,12 @@ def violation(dep: Dependency, shared: frozenset[str] = frozenset()) -> str | No
         return "production -> tests"
     if _within(source, "harness.canvas") and (_within(target, "harness.models") or _within(target, "executors")):
         return "canvas -> models/executors"
+    if target.split(".")[0] not in OURS:
+        return None
+    if _within(source, "harness.sandbox") and not (_within(target, "harness.sandbox") or _within(target, "harness.pysource")):
+        return "the sandbox core -> a layer above it"
+    if source == "harness.models.loopback":
+        return "the loopback server base -> any other module"
     return None
 
 

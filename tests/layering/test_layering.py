@@ -76,6 +76,8 @@ PLANTED = {
     "executors/common/__init__.py": 'SHARED = True\nUSES = "executors.alpha:TIERS"\n',
     "executors/gamma/__init__.py": 'import executors.common\nBODY = "executors.common:SHARED"\n',
     "harness/canvas/registry.py": 'NAMESPACES = {"llm": "harness.models"}\nSIM = "executors.alpha"\n',
+    "harness/sandbox/core.py": 'from harness.canvas import registry\nfrom harness.pysource import serialised\n',
+    "harness/models/loopback.py": 'SERVED = "executors.alpha"\n',
     "harness/rundir/check.py": '"""Docstrings mention harness.cli in prose; that is no dependency."""\n'
                                'HINT = "run `architect check RUN STAGING`"\n',
 }
@@ -92,6 +94,9 @@ def test_planted_string_dependencies_are_reported(tmp_path):
         "executors.beta:2 string tests.plugins.toy_executor: production -> tests",
         "harness.canvas.registry:1 string harness.models: canvas -> models/executors",
         "harness.canvas.registry:2 string executors.alpha: canvas -> models/executors",
+        "harness.models.loopback:1 string executors.alpha: the loopback server base -> any other module",
+        "harness.sandbox.core:1 import harness.canvas: the sandbox core -> a layer above it",
+        "harness.sandbox.core:1 import harness.canvas.registry: the sandbox core -> a layer above it",
         "harness.variants.toy.cli:2 string harness.cli.run_cmds: "
         "plug-in command module -> CLI internals (only harness.cli.conventions)",
         "harness.variants.toy:3 string harness.cli.toy_cmds: library -> CLI",

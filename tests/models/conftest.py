@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.testing.loopback_server import LoopbackServer
+from harness.models.loopback import LoopbackServer
 from harness.models.profile import profile_from_dict
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from harness.models import CassetteMiss, make_client
 from harness.models.cassette import Cassette, CassetteError
-from harness.testing.loopback_server import LoopbackServer
+from harness.models.loopback import LoopbackServer
 from harness.models.profile import ProfileError, profile_from_dict
 from harness.schemas import validate_instance
 

@@ -9,7 +9,7 @@ from harness.canvas.episode_log import EpisodeLog
 from harness.canvas.registry import Node, Registry, SimulatorNode, default_registry, node_type
 from harness.canvas.runtime import GraphRunner
 from harness.models import make_client
-from harness.testing.loopback_server import LoopbackServer
+from harness.models.loopback import LoopbackServer
 
 REG = Registry(parent=default_registry())
 

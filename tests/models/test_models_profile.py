@@ -117,7 +117,7 @@ def test_cli_cassette_and_check_harness(tmp_path):
 
 
 def test_cli_ping_goes_through_the_real_client(tmp_path):
-    from harness.testing.loopback_server import LoopbackServer
+    from harness.models.loopback import LoopbackServer
 
     with LoopbackServer(lambda *a: "OK") as srv:
         profile = _write(tmp_path, f"backend: openai\nmodel: pinged\nbase_url: {srv.openai_url}\n")

@@ -136,3 +136,19 @@ def test_hostile_context_harness_is_a_check_violation(run_dir: Path):
     harness = [v for v in out["violations"] if v["code"] == "context_harness"]
     assert harness and all(v["path"] == "build_context.py" for v in harness), out["violations"]
     assert any("import" in v["message"] for v in harness)
+
+
+@pytest.mark.parametrize("front", ["---\ndescription: widen the view\naxes: [planning, nonsense]\nparent: [0\n---\nwhy\n",
+                                   "---\ndescription: never closed\naxes: [memory]\n",
+                                   "---\n\tdescription: : : tabs\n---\n"])
+def test_discard_works_when_the_proposal_front_matter_is_not_valid_yaml(run_dir: Path, front):
+    staging = stage(run_dir)
+    (staging / "proposal.md").write_text(front)
+    out = cli("discard", str(run_dir), str(staging), "--reason", "bad proposal")
+    assert out["status"] == "discarded" and not staging.exists()
+    assert out["reason"].startswith("bad proposal (proposal.md unreadable: ")
+    last = json.loads((run_dir / "ledger.jsonl").read_text().splitlines()[-1])
+    assert last["status"] == "discarded" and last["reason"] == out["reason"]
+    if "widen" in front:  # what could be read is recorded
+        assert last["description"] == "widen the view" and last["axes"] == ["planning"]
+    assert cli("status", str(run_dir))["consistent"]

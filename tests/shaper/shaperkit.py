@@ -9,8 +9,9 @@ import threading
 import yaml
 
 from harness.variants.shaper import prompts
-from harness.testing.shaper_stand_ins import REPLY_MODEL, answer
-from harness.testing.loopback_server import LoopbackServer
+from executors.babyai.stand_ins import scripted_planner
+from harness.variants.shaper.stand_ins import REPLY_MODEL, answerer
+from harness.models.loopback import LoopbackServer
 
 # A small schedule: one skill round and one harness round, beam 2, branching 2.
 SMALL = {"rounds": 2, "skill_rounds": 1, "beam_width": 2, "branching": 2, "minibatch": 2,
@@ -26,7 +27,7 @@ class BreakableStandIns(LoopbackServer):
     call number `kill_at` first kills process `kill_pid` (a loop killed in the middle of a round)."""
 
     def __init__(self):
-        super().__init__(answer, reply_model=REPLY_MODEL)
+        super().__init__(answerer(scripted_planner), reply_model=REPLY_MODEL)
         self.fail_from: int | None = None
         self.kill_at: int | None = None
         self.kill_pid: int | None = None

@@ -13,7 +13,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness.errors import UserError  # noqa: E402
-from harness.testing.loopback_server import LoopbackServer  # noqa: E402
+from harness.models.loopback import LoopbackServer  # noqa: E402
 from harness.schemas import validate_instance  # noqa: E402
 from harness.variants.shaper import beam as beams  # noqa: E402
 from harness.variants.shaper import prompts  # noqa: E402
@@ -22,7 +22,10 @@ from harness.variants.shaper.gradient import assemble, diagnose, sample_minibatc
 from harness.variants.shaper.models import CostMeter, InfrastructureFailure, Roles  # noqa: E402
 from harness.variants.shaper.optimizer import propose, sandbox_problems  # noqa: E402
 from harness.variants.shaper.rollout import classify_evaluation, episode_rollout  # noqa: E402
-from harness.testing.shaper_stand_ins import REPLY_MODEL, answer, stand_in_server  # noqa: E402
+from executors.babyai.stand_ins import scripted_planner  # noqa: E402
+from harness.variants.shaper.stand_ins import REPLY_MODEL, answerer, stand_in_server  # noqa: E402
+
+answer = answerer(scripted_planner)
 from harness.variants.shaper.search import Search, final_markdown, frozen_changes  # noqa: E402
 from shaperkit import ROLE_PROFILE  # noqa: E402
 
@@ -223,7 +226,7 @@ def test_a_model_endpoint_that_stays_down_or_slow_aborts_with_a_clear_message(tm
 
 def test_a_harness_proposal_importing_os_is_rejected_then_repaired_once(tmp_path):
     texts = {"skill": (SEED / "skill.md").read_text(), "harness": (SEED / "build_context.py").read_text()}
-    with stand_in_server() as server:
+    with stand_in_server(scripted_planner) as server:
         roles = Roles({r: _profile_file(tmp_path, server.openai_url) for r in ("judge", "summariser", "optimizer")},
                       CostMeter())
         made = propose(roles, 3, stage="harness", texts=texts, gradient="g", history=[], branch=1,

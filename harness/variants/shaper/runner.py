@@ -51,17 +51,28 @@ def _splits(executor_name: str) -> dict:
     return splits
 
 
+def _stand_in_planner(executor_name: str):
+    from harness.executor_api import load_executor, load_ref
+
+    ref = load_executor(executor_name).stand_in_planner
+    if ref is None:
+        raise UserError(f"executor {executor_name!r} offers no stand-in planner (`stand_in_planner` in its spec): "
+                        "run without --scripted-models, with a model endpoint")
+    return load_ref(ref)
+
+
 @contextmanager
-def model_endpoint(config: ShaperConfig, base_url: str | None = None):
+def model_endpoint(config: ShaperConfig, executor_name: str, base_url: str | None = None):
     """Yield the base URL every model call goes to (None: each profile's own). With
-    `scripted_models` and no URL given, a loopback server of scripted stand-ins runs meanwhile."""
+    `scripted_models` and no URL given, a loopback server of scripted stand-ins runs
+    meanwhile, its planner the one the executor offers (`stand_in_planner`)."""
     server = None
     if config.scripted_models and base_url is None:
         base_url = os.environ.get(BASE_URL_ENV)  # an operator's (or a test's) stand-in server wins
     if config.scripted_models and base_url is None:
-        from harness.testing.shaper_stand_ins import stand_in_server
+        from harness.variants.shaper.stand_ins import stand_in_server
 
-        server = stand_in_server(delay_s=config.model_delay_s).start()
+        server = stand_in_server(_stand_in_planner(executor_name), delay_s=config.model_delay_s).start()
         base_url = server.openai_url
     try:
         with temporary_environ(**({BASE_URL_ENV: base_url} if base_url is not None else {})):
@@ -190,7 +201,7 @@ def run_headless(seed_name: str, *, runs_dir: Path, run_id: str | None = None, r
     elif run_id and (runs_dir / run_id).exists():
         raise UserError(f"{runs_dir / run_id} already exists: pass --resume to continue it, or another --run-id")
     config = config or ShaperConfig()
-    with model_endpoint(config, base_url) as url:
+    with model_endpoint(config, resolve(seed_name)[0], base_url) as url:
         if paths is None:
             paths = create_run(seed_name, config, runs_dir=runs_dir, run_id=run_id, say=say)
             say(f"run {paths.run_id}: iteration 0 (the seed) committed; schedule of up to "

@@ -1,7 +1,8 @@
-"""Scripted stand-ins for SHAPER's models, served on a loopback server speaking
-the OpenAI and Anthropic APIs: the BabyAI planner (harness.testing.scripted_planner),
-a judge, a summariser and an optimizer. They are deterministic rules, not models,
-and every reply says so (the server reports the model as
+"""Stand-ins for SHAPER's models, served on a loopback server speaking the
+OpenAI and Anthropic APIs: a judge, a summariser and an optimizer, plus the
+planner stand-in the executor offers (its spec's `stand_in_planner`, e.g.
+`executors.babyai.stand_ins:scripted_planner`). They are deterministic rules,
+not models, and every reply says so (the server reports the model as
 `scripted-shaper-stand-in (no LLM)`). Used by `--scripted-models`, the tests and
 the benchmark.
 
@@ -16,8 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from harness.testing.loopback_server import LoopbackServer
-from harness.testing.scripted_planner import scripted_planner
+from harness.models.loopback import Answer, LoopbackServer
 from harness.variants.shaper import prompts
 
 REPLY_MODEL = "scripted-shaper-stand-in (no LLM)"
@@ -110,18 +110,21 @@ def scripted_optimizer(messages: list) -> str:
     return f"[scripted optimizer, not a model]\n```python\n{new}```\n"
 
 
-def answer(api: str, system, messages: list, body: dict) -> str:
-    system = system or ""
-    prompt = _text(messages[-1]["content"]) if messages else ""
-    if system.startswith(prompts.JUDGE_MARKER):
-        return scripted_judge(prompt)
-    if system.startswith(prompts.SUMMARISER_MARKER):
-        return scripted_summariser(prompt)
-    if system.startswith(prompts.OPTIMIZER_MARKER):
-        return scripted_optimizer(messages)
-    return scripted_planner(api, system, messages, body)
+def answerer(planner: Answer) -> Answer:
+    """Answer as the judge, summariser or optimizer by the system prompt's marker, else as `planner`."""
+    def answer(api: str, system, messages: list, body: dict) -> str:
+        system = system or ""
+        prompt = _text(messages[-1]["content"]) if messages else ""
+        if system.startswith(prompts.JUDGE_MARKER):
+            return scripted_judge(prompt)
+        if system.startswith(prompts.SUMMARISER_MARKER):
+            return scripted_summariser(prompt)
+        if system.startswith(prompts.OPTIMIZER_MARKER):
+            return scripted_optimizer(messages)
+        return planner(api, system, messages, body)
+    return answer
 
 
-def stand_in_server(delay_s: float = 0.0, failures: list[int] | None = None) -> LoopbackServer:
+def stand_in_server(planner: Answer, delay_s: float = 0.0, failures: list[int] | None = None) -> LoopbackServer:
     """A (not yet started) loopback server answering as all four scripted stand-ins."""
-    return LoopbackServer(answer, delay_s=delay_s, failures=failures, reply_model=REPLY_MODEL)
+    return LoopbackServer(answerer(planner), delay_s=delay_s, failures=failures, reply_model=REPLY_MODEL)

@@ -1,7 +1,9 @@
-"""A deterministic scripted BabyAI planner that answers planner prompts on a loopback server.
+"""Stand-in for the babyai-llm seed's planner model: a deterministic scripted
+BabyAI planner answering planner prompts on a loopback server.
 
-It stands in for an LLM when recording test cassettes and in benchmarks: it is
-not a model. It reads `Mission: ...` and `Subgoals completed so far: N` from the
+It is not a model. It stands in for an LLM when the seed runs offline
+(`architect loop shaper --scripted-models` uses it through the spec's
+`stand_in_planner`), when test cassettes are recorded and in benchmarks. It reads `Mission: ...` and `Subgoals completed so far: N` from the
 prompt (the format of seeds/babyai-llm's templates and context harness), splits
 the mission with the BabyAI grammar and names the next unfinished part.
 """
@@ -10,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-from harness.testing.loopback_server import LoopbackServer
+from executors.babyai.mission import MissionParseError, split_mission
+from harness.models.loopback import LoopbackServer
 
 MODEL_NAME = "scripted-babyai-planner"
 
@@ -22,8 +25,6 @@ def _text(content) -> str:
 
 
 def scripted_planner(api: str, system, messages: list, body: dict) -> str:
-    from executors.babyai.mission import MissionParseError, split_mission
-
     prompt = _text(messages[-1]["content"])
     mission = re.search(r"^Mission:\s*(.+)$", prompt, re.M)
     finished = re.search(r"Subgoals completed so far:\s*(\d+)", prompt)

@@ -1,9 +1,10 @@
 """A loopback HTTP server speaking the OpenAI `/v1/chat/completions` and Anthropic
 `/v1/messages` JSON shapes, answering with a Python function.
 
-Used by tests, the latency benchmark and cassette recording of scripted
-planners: the real SDK clients talk to it exactly as they would to vLLM or the
-Anthropic API. It is not a model; what answers is whatever `answer` computes.
+The base of every model stand-in (the executors' scripted planners, SHAPER's
+scripted models) and of the tests' model servers: the real SDK clients talk to
+it exactly as they would to vLLM or the Anthropic API. It is not a model; what
+answers is whatever `answer` computes. It imports nothing of the harness.
 """
 
 from __future__ import annotations
