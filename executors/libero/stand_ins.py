@@ -11,8 +11,7 @@ import re
 
 from executors.libero.nodes.voxposer import lookup, program_table
 from harness import SEEDS_DIR
-from harness.testing.loopback_server import LoopbackServer
-from harness.testing.loopback_server import _text_of as text_of  # noqa: PLC2701 - the server's own prompt reader
+from harness.models.loopback import LoopbackServer, text_of
 
 LMP_MODEL = "scripted-voxposer-libero-lmps"
 PROGRAMS = SEEDS_DIR / "voxposer-libero-scripted" / "programs"

@@ -20,7 +20,7 @@ from typing import Callable
 Answer = Callable[[str, str | None, list, dict], str]
 
 
-def _text_of(content) -> str:
+def text_of(content) -> str:
     if isinstance(content, str):
         return content
     return "".join(part.get("text", "") for part in content if isinstance(part, dict))
@@ -92,19 +92,19 @@ class LoopbackServer:
         if path.endswith("/messages"):
             system = body.get("system")
             if isinstance(system, list):
-                system = _text_of(system)
+                system = text_of(system)
             text = self.answer("anthropic", system, body.get("messages", []), body)
-            prompt = (system or "") + "".join(_text_of(m.get("content", "")) for m in body.get("messages", []))
+            prompt = (system or "") + "".join(text_of(m.get("content", "")) for m in body.get("messages", []))
             return 200, headers, {
                 "id": f"msg_{number}", "type": "message", "role": "assistant",
                 "model": self.reply_model or body.get("model", ""),
                 "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
                 "usage": {"input_tokens": _tokens(prompt), "output_tokens": _tokens(text), **self.usage_extra}}
         messages = body.get("messages", [])
-        system = next((_text_of(m["content"]) for m in messages if m.get("role") == "system"), None)
+        system = next((text_of(m["content"]) for m in messages if m.get("role") == "system"), None)
         rest = [m for m in messages if m.get("role") != "system"]
         text = self.answer("openai", system, rest, body)
-        prompt = "".join(_text_of(m.get("content", "")) for m in messages)
+        prompt = "".join(text_of(m.get("content", "")) for m in messages)
         return 200, headers, {
             "id": f"chatcmpl-{number}", "object": "chat.completion", "created": int(time.time()),
             "model": self.reply_model or body.get("model", ""),
