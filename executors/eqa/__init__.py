@@ -14,12 +14,23 @@ from harness.executor_api import DataRequirement, ExecutorSpec, in_tree_seeds
 
 TYPES = ("existence", "count", "room_location", "identification")
 
+
+def accuracy_by_type(question_type: str, correct: float) -> dict:
+    """An episode's per-type accuracy keys: its own type's, and `accuracy_without_room` for every
+    type but room location (R2R's val_unseen scans have no room labels, so a score comparable
+    across splits leaves that type out)."""
+    keys = {f"accuracy_{question_type}": correct}
+    if question_type != "room_location":
+        keys["accuracy_without_room"] = correct
+    return keys
+
 EXECUTOR = ExecutorSpec(
     name="eqa",
     package="executors.eqa",
     node_modules=("executors.eqa.node_types",),
     episode_keys=("question_id",),
-    metrics={"accuracy": "higher", **{f"accuracy_{t}": "higher" for t in TYPES}, "steps": "lower",
+    metrics={"accuracy": "higher", **{f"accuracy_{t}": "higher" for t in TYPES},
+             "accuracy_without_room": "higher", "steps": "lower",
              "path_length": "lower", "stopped": "higher"},
     primary_metric="accuracy",
     seeds=in_tree_seeds("explore-eqa", "explore-eqa-heuristic"),

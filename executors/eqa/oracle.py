@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 
+from executors.eqa import accuracy_by_type
 from executors.eqa.questions import QUESTION_SET_VERSION, question_set
 from executors.mp3d import data_r2r as D
 from executors.mp3d.walker import oracle_walker
@@ -27,7 +28,7 @@ def oracle(episode: dict) -> dict:
         walker.move_to(viewpoint)
     length = sum(graph.distance(a, b) for a, b in zip(path[:-1], path[1:]))
     moves = len(path) - 1
-    metrics = {"accuracy": 1.0, f"accuracy_{item['type']}": 1.0, "question_id": item["question_id"],
+    metrics = {"accuracy": 1.0, **accuracy_by_type(item["type"], 1.0), "question_id": item["question_id"],
                "type": item["type"], "scan": item["scan"], "answer": item["answer"], "truth": item["answer"],
                "answered": True, "invalid_answers": 0, "moves": moves, "budget": episode.get("max_steps"),
                "path_length": float(length), "stopped": True, "ended": "stopped", "start": here,

@@ -32,10 +32,13 @@ def test_heuristic_seed_passes_smoke_within_each_questions_budget(fixture_data, 
         assert ep["steps"] <= budgets[ep["episode_id"]] == m["budget"] and ep["model_calls"] == 0
         assert m["answered"] and m["answer"] in "ABCD" and ep["success"] == (m["answer"] == m["truth"])
         assert m[f"accuracy_{m['type']}"] == m["accuracy"] and m["backend"] == "graph"
+        assert m.get("accuracy_without_room") == (None if m["type"] == "room_location" else m["accuracy"])
         if not m["stopped"]:
             assert ep["termination"] == "max_steps" and ep["steps"] == budgets[ep["episode_id"]]
     assert set(metrics["secondary"]) >= {"accuracy_existence", "accuracy_count", "accuracy_room_location",
-                                         "accuracy_identification", "steps", "path_length"}
+                                         "accuracy_identification", "accuracy_without_room", "steps", "path_length"}
+    scored = [ep["metrics"]["accuracy"] for ep in metrics["episodes"] if ep["metrics"]["type"] != "room_location"]
+    assert metrics["secondary"]["accuracy_without_room"] == pytest.approx(sum(scored) / len(scored))
 
 
 def test_oracle_reads_the_answer_on_the_smoke_tier(fixture_data):

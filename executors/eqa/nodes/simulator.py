@@ -3,6 +3,7 @@ at a start viewpoint, answered while moving over the navigation graph."""
 
 from __future__ import annotations
 
+from executors.eqa import accuracy_by_type
 from executors.eqa.questions import LETTERS, QUESTION_SET_VERSION, question_set
 from executors.mp3d.walker import config_schema
 from executors.mp3d.waypoints import ACTIONS_PORT, BODY_OUTPUTS, WaypointSimulator
@@ -69,7 +70,7 @@ class Simulator(WaypointSimulator):
     def result(self) -> dict:
         item = self.item
         correct = float(self.answer == item["answer"])
-        return {"success": bool(correct), "reward": correct, "accuracy": correct, f"accuracy_{item['type']}": correct,
+        return {"success": bool(correct), "reward": correct, "accuracy": correct, **accuracy_by_type(item["type"], correct),
                 "question_id": item["question_id"], "type": item["type"], "scan": item["scan"],
                 "answer": self.answer, "truth": item["answer"], "answered": self.answer is not None,
                 "invalid_answers": self.invalid_answers, "moves": self.moves, "budget": self.budget,
