@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import ctypes.util
 import json
+import os
+
+import pytest
 
 from harness import SEEDS_DIR
 
@@ -17,3 +21,16 @@ def seed_graph(name: str) -> dict:
 def episode(suite: str, task: int, init_state: int, max_steps: int | None = None) -> dict:
     return {"suite": suite, "task": task, "init_state": init_state, "episode_id": f"{suite}:{task}:{init_state}",
             "max_steps": max_steps or CAPS[suite]}
+
+
+def rendering_available() -> bool:
+    """Whether MuJoCo's offscreen renderer can load the backend MUJOCO_GL names (EGL by default),
+    on Mesa's software renderer where there is no GPU."""
+    backend = os.environ.get("MUJOCO_GL", "egl")
+    return bool(ctypes.util.find_library("OSMesa") if backend == "osmesa" else ctypes.util.find_library("EGL_mesa"))
+
+
+needs_rendering = pytest.mark.skipif(
+    not rendering_available(),
+    reason="no Mesa EGL/OSMesa for MuJoCo's cameras: apt-get install -y libegl1 libegl-mesa0 libgl1-mesa-dri "
+           "libosmesa6 (README, set-up)")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from libero_kit import SEEDS, episode, seed_graph
+from libero_kit import SEEDS, episode, needs_rendering, seed_graph
 from openpi_client import image_tools
 
 from executors.libero import envs
@@ -52,6 +52,7 @@ def recorded():
     return result, policy.requests, log.records
 
 
+@needs_rendering
 def test_the_request_is_openpis_libero_request(recorded):
     result, requests, records = recorded
     assert result["error"] is None and result["steps"] == 10
@@ -73,6 +74,7 @@ def test_the_request_is_openpis_libero_request(recorded):
     assert first["observation/image"].std() > 10  # a real rendered frame, not a blank one
 
 
+@needs_rendering
 def test_each_tick_executes_five_actions_of_the_chunk(recorded):
     _, _, records = recorded
     chunks = [r for r in records if r["node"] == "policy"]
@@ -80,6 +82,7 @@ def test_each_tick_executes_five_actions_of_the_chunk(recorded):
                                     for r in chunks)
 
 
+@needs_rendering
 def test_the_stand_in_runs_over_the_loopback_protocol_by_default():
     graph = seed_graph("vla-libero")
     assert graph["nodes"]["policy"]["config"]["host"] is None
