@@ -1,8 +1,9 @@
 """KDLoop helpers: memory files, spec validation, picking the best slot, REFLECT triggers.
 
 Memory lives in runs/<id>/memory/: `knowledge.md` and `search_space.md`
-(Markdown, appended and pruned line by line), `hypotheses.jsonl` and
-`experience.jsonl` (one schema-validated JSON object a line), plus
+(Markdown, appended and pruned line by line; rows appended to a table stay in
+it), `hypotheses.jsonl` (one schema-validated JSON object a line, updated by
+id) and `experience.jsonl` (likewise, written by `pick_best`), plus
 `events.jsonl`, the loop's own bookkeeping of THINK and REFLECT events that the
 REFLECT triggers are computed from.
 """
@@ -16,7 +17,7 @@ from typing import Any
 from harness.errors import UserError
 from harness.fileio import parse_json, read_json, read_jsonl, write_text_atomic
 from harness.rundir.layout import RunPaths
-from harness.rundir.ledger import read_rows
+from harness.rundir.ledger import BEST_RULE, VERDICT_RANK, read_rows
 from harness.rundir.records import read_iteration_metrics, read_metrics, read_record
 from harness.schemas import validate_instance
 from harness.variants.fitness import (
@@ -295,8 +296,6 @@ def _slot_spec(doc: dict, staging: Path, specs_path: Path) -> tuple[str, dict[st
 
 def _slot_rank(result: dict[str, Any]) -> tuple:
     """ledger.BEST_RULE for slots: paired verdict against the parent, then mean, then slot number."""
-    from harness.rundir.ledger import VERDICT_RANK
-
     verdict = (result["vs_parent"] or {}).get("verdict")
     return -VERDICT_RANK.get(verdict, 1), -result["score"], int(result["slot"])
 
@@ -353,8 +352,6 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
             "p_value": r["vs_parent"]["p_value"] if r["vs_parent"] else None,
         }
         append(paths, "experience", json.dumps(row))
-    from harness.rundir.ledger import BEST_RULE
-
     return {
         "iteration": doc["iteration"],
         "parent": parent,
