@@ -93,12 +93,12 @@ def refuse_duplicates(executor, tier_names) -> dict[str, dict]:
     audits = {tier: audit_tier(executor, tier) for tier in tier_names if tier}
     for tier, audit in audits.items():
         if audit["duplicates"]:
-            pairs = ", ".join(f"{a} = {b}" for a, b in audit["duplicates"][:3])
-            if tier in executor.sealed:  # a sealed tier's episode ids are never shown
-                pairs = f"{len(audit['duplicates'])} pair(s)"
+            pairs = f"{len(audit['duplicates'])} pair(s)"
+            if tier not in executor.sealed:  # a sealed tier's episode ids are never shown
+                pairs += ", e.g. " + ", ".join(f"{a} = {b}" for a, b in audit["duplicates"][:3])
             raise UserError(f"tier {tier!r} of executor {executor.name!r} holds duplicate episodes (same "
-                            f"{audit['by']}): {pairs}{' ...' if len(audit['duplicates']) > 3 else ''}; only "
-                            f"{audit['distinct']} of its {audit['episodes']} episodes are distinct: fix the profile")
+                            f"{audit['by']}): {pairs}; only {audit['distinct']} of its {audit['episodes']} "
+                            "episodes are distinct: fix the profile")
     return audits
 
 

@@ -25,7 +25,7 @@ def test_a_tier_with_the_same_mission_under_two_level_ids_is_refused_by_content(
     assert audit == {"tier": "twins", "episodes": 3, "distinct": 2, "by": "content",
                      "duplicates": [["BabyAI-BossLevel-v0:7", "BabyAI-SynthSeq-v0:7"]]}
     assert tiers.audit_tier(executor, "twins") == audit   # from the cache the second time
-    with pytest.raises(UserError, match=r"'twins'.*BabyAI-BossLevel-v0:7 = BabyAI-SynthSeq-v0:7.*only 2 of its 3"):
+    with pytest.raises(UserError, match=r"'twins'.*1 pair\(s\), e.g. BabyAI-BossLevel-v0:7 = BabyAI-SynthSeq-v0:7; only 2 of its 3"):
         tiers.refuse_duplicates(executor, ["twins"])
     with pytest.raises(UserError, match=r"'sealed_twins'.*1 pair\(s\)") as info:
         tiers.refuse_duplicates(executor, ["sealed_twins"])
