@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
+from harness.canvas.graph import COMPOSITE_TYPE
 from harness.canvas.hashing import canonical_json
 
 # Graph fields that change behaviour (name, description and docs do not).
@@ -71,7 +72,8 @@ def live_graph(graph: dict, simulators: set[str]) -> LiveGraph:
     g = nx.DiGraph()
     for nid in live:
         spec = nodes[nid] if isinstance(nodes[nid], dict) else {}
-        body = dict((graph.get("composites") or {}).get(nid) or {})
+        composite = (spec.get("config") or {}).get("composite") if spec.get("type") == COMPOSITE_TYPE else None
+        body = dict((graph.get("composites") or {}).get(composite) or {})   # a composite node's inner graph
         body.pop("doc", None)
         g.add_node(nid, label=canonical_json({"type": spec.get("type"), "config": spec.get("config") or {},
                                               "composite": body, "grants": grants[nid]}))

@@ -107,7 +107,8 @@ class PairedComparison:
         ci = f"{self.confidence:.0%} CI {self.ci_low:+.3f}…{self.ci_high:+.3f}" if self.ci_low is not None else ""
         if self.binary:
             described = f", descriptive bootstrap {ci}" if self.ci_low is not None else ""
-            return f"{head}{verdict} (McNemar p={self.p_value:.3g}, +{self.gained}/−{self.lost}); Δ {self.delta:+.3f}{described}"
+            return (f"{head}{verdict} (McNemar p={self.p_value:.3g}, +{self.gained}/−{self.lost}); "
+                    f"Δ {self.delta:+.3f}{described}")
         return f"{head}{verdict} (Δ {self.delta:+.3f}, paired bootstrap {ci})"
 
 

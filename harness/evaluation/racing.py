@@ -140,7 +140,8 @@ class Race:
         if self.verdict is None:
             from harness.evaluation.paired import compare
 
-            self.verdict = compare(self.parent, self.child, confidence=1 - self.config.alpha / 2, describe=False).verdict
+            self.verdict = compare(self.parent, self.child, confidence=1 - self.config.alpha / 2,
+                                   describe=False).verdict
             self.decided_by = "fixed-sample test (the sequential test did not decide)"
         return self.verdict
 

@@ -68,7 +68,8 @@ def audit_tier(executor, tier: str) -> dict:
     ref = executor.spec.episode_content
     fingerprint = load_ref(ref) if ref else None
     source = inspect.getsource(inspect.getmodule(fingerprint)) if fingerprint else ""
-    key = hashlib.sha256(json.dumps([executor.name, episodes, source], sort_keys=True, default=str).encode()).hexdigest()
+    key = hashlib.sha256(json.dumps([executor.name, episodes, source], sort_keys=True,
+                                    default=str).encode()).hexdigest()
     cached = cache_home() / "tier-audit" / f"{key}.json"
     try:
         return read_json(cached)

@@ -381,7 +381,8 @@ def settle_outcomes(paths: RunPaths) -> int:
     for row in rows:
         if row.get("outcome") != "picked":
             continue
-        ended = [r for r in ledger_rows if r["iteration"] == row["iteration"] and r["time"] >= (row.get("staged") or "")]
+        ended = [r for r in ledger_rows
+                 if r["iteration"] == row["iteration"] and r["time"] >= (row.get("staged") or "")]
         if any(r["status"] == "committed" and str(r.get("slot")) == row["slot"] for r in ended):
             row["outcome"] = "committed"
         elif any(r["status"] == "committed" or str(r.get("slot")) == row["slot"] for r in ended):
