@@ -92,6 +92,14 @@ class ExecutorSpec:
     # "module:attr"(tier_spec, budgets) -> episodes, the executor's own tier generator;
     # default: expand_episodes (explicit episodes and (level, seed) `generate` blocks)
     tier_expander: str | None = None
+    # "module:attr"(episode) -> str: a fingerprint of what the episode presents to the agent (BabyAI:
+    # mission and initial grid); a tier holding two episodes with one fingerprint is refused
+    # (harness.rundir.tiers.audit_tier). Default: episodes differ when their keys do.
+    episode_content: str | None = None
+    # "module:attr"(episodes, draw, used) -> episodes: fresh episodes like `episodes` (draw: a nonzero
+    # number, the same one giving the same episodes; used: every episode of every tier, none of which
+    # may come back), for reruns of a deterministic agent. Default: each episode's `seed` shifted by `draw`.
+    fresh_episodes: str | None = None
     data: tuple[DataRequirement, ...] = ()
     optional_dependencies: tuple[str, ...] = ()  # import names
     requires: tuple[str, ...] = ()  # import names every rollout needs: evaluation refuses before any rollout without

@@ -53,6 +53,10 @@ class VariantSpec:
     # top-level `architect` command name -> "module:attr" of its click command or group (the helpers
     # its skill calls); the module is imported only when that command runs or `--help` lists it
     commands: dict[str, str] = field(default_factory=dict)
+    # "module:attr"(run_paths) -> None: brings the variant's memory up to date once `architect commit`
+    # or `discard` has succeeded (idempotent and derived from the ledger, so a crash before it is repaired
+    # the next time it runs)
+    attempt_ended: str | None = None
 
     def problems(self) -> list[str]:
         out = []
@@ -98,6 +102,11 @@ class VariantSpec:
         if self.offline_proposer is None:
             raise VariantError(f"variant {self.name!r} has no offline proposer")
         return load_ref(self.offline_proposer)
+
+    def end_attempt(self, paths) -> None:
+        """Run the variant's `attempt_ended` hook, if it has one."""
+        if self.attempt_ended is not None:
+            load_ref(self.attempt_ended)(paths)
 
     def drive_headless(self, executor: str, **options) -> HeadlessResult:
         """Run a whole run with the variant's headless driver (options: see `headless_driver`)."""

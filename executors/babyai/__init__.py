@@ -23,6 +23,7 @@ EXECUTOR = ExecutorSpec(
     primary_metric="success_rate",
     seeds=in_tree_seeds("babyai", "babyai-llm"),
     tier_expander="executors.babyai.tiers:expand_tier",
+    episode_content="executors.babyai.tiers:episode_content",
     optional_dependencies=("openpi_client",),
     oracle="executors.babyai.oracle:oracle",
     state_renderer="executors.babyai.render:render_state",

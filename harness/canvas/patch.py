@@ -42,8 +42,8 @@ class _OpFailed(Exception):
     pass
 
 
-STRUCTURED_OPS = ("add_node", "remove_node", "retype_node", "add_edge", "remove_edge", "set_config",
-                  "add_state", "remove_state", "set_grant", "set_budget", "set_termination",
+STRUCTURED_OPS = ("add_node", "remove_node", "retype_node", "add_edge", "remove_edge", "rewire_edge", "set_config",
+                  "add_state", "remove_state", "modify_state", "set_grant", "set_budget", "set_termination",
                   "wrap", "unwrap", "json_patch")
 # Ops that once named their node `node`; `id` is the one name across the alphabet.
 _RENAMED_NODE_KEY = ("set_config", "set_grant")
@@ -280,6 +280,24 @@ def _remove_edge(doc, op, lazy: _LazyEdges):
     edges.remove(serial)
 
 
+def _rewire_edge(doc, op, lazy: _LazyEdges):
+    if ("new_from" in op) == ("new_to" in op):
+        raise _OpFailed("give exactly one of new_from (move the source end) or new_to (move the destination end)")
+    edges = lazy.get()
+    serial = edges.find(op["from"], op["to"])
+    if serial is None:
+        raise _OpFailed(f"no edge {op['from']} -> {op['to']}")
+    edge = dict(edges.edges[serial], **{"from": op.get("new_from", op["from"]), "to": op.get("new_to", op["to"])})
+    if "delay" in op:
+        edge.pop("delay", None)
+        if op["delay"]:
+            edge["delay"] = op["delay"]
+    if edges.find(edge["from"], edge["to"]) is not None:
+        raise _OpFailed(f"edge {edge['from']} -> {edge['to']} already exists")
+    edges.remove(serial)
+    edges.append(edge)
+
+
 def _set_config(doc, op):
     spec = _need_node(doc, op["id"])
     if op["pointer"] == "":
@@ -311,6 +329,16 @@ def _remove_state(doc, op):
         for access in ("read", "write"):
             if op["cell"] in grant.get(access, []):
                 grant[access] = [c for c in grant[access] if c != op["cell"]]
+
+
+def _modify_state(doc, op):
+    changes = {k: v for k, v in op.items() if k not in ("op", "cell")}
+    if not changes:
+        raise _OpFailed("nothing to change: give at least one of type, reducer, lifetime, initial, doc")
+    state = doc.get("state")
+    if not isinstance(state, dict) or not isinstance(state.get(op["cell"]), dict):
+        raise _OpFailed(f"no state cell {op['cell']!r} (cells: {', '.join(sorted(state or {})) or 'none'})")
+    state[op["cell"]].update(copy.deepcopy(changes))
 
 
 def _set_grant(doc, op):
@@ -448,12 +476,12 @@ def _json_patch(doc, op):
 
 _OPS: dict[str, Callable[[dict, dict], None]] = {
     "add_node": _add_node, "retype_node": _retype_node, "set_config": _set_config,
-    "add_state": _add_state, "remove_state": _remove_state, "set_grant": _set_grant,
+    "add_state": _add_state, "remove_state": _remove_state, "modify_state": _modify_state, "set_grant": _set_grant,
     "set_budget": _set_budget, "set_termination": _set_termination,
     "wrap": _wrap, "unwrap": _unwrap, "json_patch": _json_patch,
 }
 _EDGE_OPS: dict[str, Callable[[dict, dict, _LazyEdges], None]] = {
-    "remove_node": _remove_node, "add_edge": _add_edge, "remove_edge": _remove_edge,
+    "remove_node": _remove_node, "add_edge": _add_edge, "remove_edge": _remove_edge, "rewire_edge": _rewire_edge,
 }
 _READS_EDGES = frozenset({"wrap", "unwrap", "json_patch"})  # the other _OPS never touch /edges
 
@@ -511,12 +539,17 @@ def diff_graphs(a: dict, b: dict) -> dict:
     a_state, b_state = _dict(a.get("state")), _dict(b.get("state"))
     ops += [{"op": "remove_state", "cell": c} for c in a_state if c not in b_state]
     ops += [{"op": "add_state", "cell": c, "spec": s} for c, s in b_state.items() if c not in a_state]
+    for c, spec in b_state.items():
+        old = a_state.get(c)
+        if isinstance(old, dict) and isinstance(spec, dict) and old != spec and set(old) <= set(spec):
+            ops.append({"op": "modify_state", "cell": c, **{k: v for k, v in spec.items() if old.get(k) != v}})
     for key, op_name in (("budgets", "set_budget"), ("termination", "set_termination")):
         old, new = _dict(a.get(key)), _dict(b.get(key))
         changes = {k: v for k, v in new.items() if old.get(k) != v}
         changes.update({k: None for k in old if k not in new})
         if changes and isinstance(b.get(key), dict):
             ops.append({"op": op_name, key: changes})
+    ops = _rewires(ops)
     # grants last: node and state ops above may have cascaded into them
     ops, current = _applicable(a, ops)
     cg, bg = _dict(current.get("grants")), _dict(b.get("grants"))
@@ -529,6 +562,22 @@ def diff_graphs(a: dict, b: dict) -> dict:
     if rest:
         ops.append({"op": "json_patch", "patch": rest})
     return {"ops": ops}
+
+
+def _rewires(ops: list[dict]) -> list[dict]:
+    """A removed and an added edge that share one end become one rewire_edge."""
+    added = [op for op in ops if op["op"] == "add_edge"]
+    out = []
+    for op in ops:
+        if op["op"] == "remove_edge":
+            for new in added:
+                if (new["from"] == op["from"]) != (new["to"] == op["to"]):
+                    added.remove(new)
+                    end = {"new_to": new["to"]} if new["from"] == op["from"] else {"new_from": new["from"]}
+                    op = {"op": "rewire_edge", "from": op["from"], "to": op["to"], **end, "delay": new.get("delay", 0)}
+                    break
+        out.append(op)
+    return [op for op in out if op["op"] != "add_edge" or op in added]
 
 
 def _applicable(a: dict, ops: list[dict]) -> tuple[list[dict], dict]:

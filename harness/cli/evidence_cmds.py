@@ -76,12 +76,14 @@ def episode_cmd(run, iteration, episode, tick, vs, runs_dir, as_json):
               help="Performance-tier reruns of iteration 0 and of the best (no cache).")
 @click.option("--holdout-episodes", type=click.IntRange(min=1), default=None,
               help="Only the first N episodes of the sealed holdout tier (default: all).")
-@click.option("--fresh-seeds", is_flag=True,
-              help="Rerun on fresh episode seeds (for deterministic agents, whose reruns are otherwise identical).")
+@click.option("--episodes", "episodes", type=click.Choice(["auto", "tier", "fresh"]), default="auto", show_default=True,
+              help="Rerun episodes: the tier's, fresh ones (R2R: unused instructions of the same split; else shifted "
+                   "seeds), or auto: fresh when two reruns on the tier's episodes show the agents are deterministic.")
+@click.option("--fresh-seeds", is_flag=True, help="The same as --episodes fresh.")
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @handled
-def certify_cmd(run, reruns, holdout_episodes, fresh_seeds, runs_dir, as_json):
+def certify_cmd(run, reruns, holdout_episodes, episodes, fresh_seeds, runs_dir, as_json):
     """End-of-run certification: re-evaluate iteration 0 and the best (mean ±
     sd, Δ), then both on the sealed holdout with a paired test; writes and
     commits RUN/certification.json. Run it when the search has stopped: its
@@ -91,7 +93,8 @@ def certify_cmd(run, reruns, holdout_episodes, fresh_seeds, runs_dir, as_json):
     from harness.rundir.run import open_run
 
     with open_run(run, runs_dir) as opened:
-        record = certify(opened, reruns=reruns, holdout_episodes=holdout_episodes, fresh_seeds=fresh_seeds,
+        record = certify(opened, reruns=reruns, holdout_episodes=holdout_episodes,
+                         episodes="fresh" if fresh_seeds else episodes,
                          progress=not as_json)
     emit(record, as_json, render(record))
 

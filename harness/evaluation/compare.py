@@ -113,7 +113,7 @@ def verdict_summary(a: dict, b: dict, *, confidence: float = CONFIDENCE) -> dict
     primary metric (verdict, Δ, CI, gained / lost, McNemar p)."""
     result = compare_evaluations(a, b, confidence=confidence, metrics=[])
     primary = result["metrics"][result["primary_metric"]]
-    return {"verdict": result["verdict"], "confidence": confidence, "shared": result["shared"],
-            "delta": primary["delta"], "ci": [primary["ci_low"], primary["ci_high"]],
+    return {"verdict": result["verdict"], "test": primary["test"], "confidence": confidence, "shared": result["shared"],
+            "delta": primary["delta"], "ci": [primary["ci_low"], primary["ci_high"]], "ci_role": primary["ci_role"],
             "gained": len(result["episodes"]["gained"]), "lost": len(result["episodes"]["lost"]),
             "p_value": primary["p_value"], "text": primary["text"]}

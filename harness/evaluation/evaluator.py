@@ -42,8 +42,8 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     the content of metrics.json (also written to `out_dir` when given).
     `only`: just these episode ids of the tier. `noise_seed`: the seed of a
     stochastic tier's noise (part of each episode and of the cache key).
-    `reseed`: fresh episodes, each episode's seed shifted by `reseed` (its id
-    marked `~seed+<reseed>`), for reruns of a deterministic agent. `backend`
+    `reseed`: fresh episodes for reruns of a deterministic agent, draw number
+    `reseed` (`fresh_episodes`). `backend`
     is "local" (worker processes) or "ray" (see harness.evaluation.backends).
     `probes` overrides the executor profile's probe switches (`logging_fault`,
     `reconcile_calls`)."""
@@ -88,12 +88,28 @@ def _episode_specs(ex, tier: str, limit: int | None, only: list[str] | None, res
     """The tier's episodes to run: limited, selected, reseeded, with the noise seed of a stochastic tier."""
     specs = _select(_tier_episodes(ex, tier, limit), only, tier)
     if reseed:
-        if not all("seed" in s for s in specs):
-            raise UserError(f"tier {tier!r} of executor {ex.name!r}: episodes have no seed to draw fresh ones from")
-        specs = [dict(s, seed=int(s["seed"]) + reseed, episode_id=f"{s['episode_id']}~seed+{reseed}") for s in specs]
+        specs = fresh_episodes(ex, tier, specs, reseed)
     if any(s.get("slip") for s in specs):
         specs = [dict(s, noise_seed=int(noise_seed)) for s in specs]
     return specs
+
+
+def can_draw_fresh(ex, tier: str) -> bool:
+    """Whether `fresh_episodes` can draw fresh episodes for this tier."""
+    return ex.spec.fresh_episodes is not None or all("seed" in s for s in ex.episodes(tier))
+
+
+def fresh_episodes(ex, tier: str, specs: list[dict], draw: int) -> list[dict]:
+    """Episodes like `specs` that no tier holds: the executor's `fresh_episodes`, else each
+    episode's seed shifted by `draw` (its id marked `~seed+<draw>`)."""
+    if ex.spec.fresh_episodes is not None:
+        from harness.plugins import load_ref
+
+        used = [e for name in ex.profile["tiers"] for e in ex.episodes(name)]
+        return load_ref(ex.spec.fresh_episodes)(specs, draw, used)
+    if not all("seed" in s for s in specs):
+        raise UserError(f"tier {tier!r} of executor {ex.name!r}: episodes have no seed to draw fresh ones from")
+    return [dict(s, seed=int(s["seed"]) + draw, episode_id=f"{s['episode_id']}~seed+{draw}") for s in specs]
 
 
 def _fresh_out_dir(out_dir) -> Path | None:

@@ -89,26 +89,36 @@ class PairedComparison:
     verdict: str | None
     test: str
 
+    @property
+    def ci_role(self) -> str:
+        """"verdict": the CI is the verdict's own test; "descriptive": the verdict
+        comes from McNemar and the CI only describes the size of Δ."""
+        return "descriptive" if self.binary else "verdict"
+
     def to_dict(self) -> dict:
-        return asdict(self) | {"text": self.text()}
+        return asdict(self) | {"ci_role": self.ci_role, "text": self.text()}
 
     def text(self) -> str:
+        """The verdict next to its own test; a binary metric's bootstrap CI is named descriptive."""
         if self.n == 0:
             return f"{self.metric}: no shared episodes"
-        parts = [f"{self.metric}: {self.mean_a:.3f} → {self.mean_b:.3f} (Δ {self.delta:+.3f}, "
-                 f"{self.confidence:.0%} CI {self.ci_low:+.3f}…{self.ci_high:+.3f}"]
+        verdict = self.verdict if self.verdict is not None else "no verdict (no better direction declared)"
+        head = f"{self.metric}: {self.mean_a:.3f} → {self.mean_b:.3f}, n={self.n}: "
+        ci = f"{self.confidence:.0%} CI {self.ci_low:+.3f}…{self.ci_high:+.3f}" if self.ci_low is not None else ""
         if self.binary:
-            parts.append(f", +{self.gained}/−{self.lost}, McNemar p={self.p_value:.3g}")
-        parts.append(f", n={self.n}): {self.verdict}" if self.verdict is not None else
-                     f", n={self.n}): no verdict (no better direction declared)")
-        return "".join(parts)
+            described = f", descriptive bootstrap {ci}" if self.ci_low is not None else ""
+            return (f"{head}{verdict} (McNemar p={self.p_value:.3g}, +{self.gained}/−{self.lost}); "
+                    f"Δ {self.delta:+.3f}{described}")
+        return f"{head}{verdict} (Δ {self.delta:+.3f}, paired bootstrap {ci})"
 
 
 def compare(a: Sequence[float], b: Sequence[float], *, metric: str = "success",
             higher_is_better: bool | None = True, confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
-            seed: int = 0) -> PairedComparison:
+            seed: int = 0, describe: bool = True) -> PairedComparison:
     """Compare paired per-episode values (a[i] and b[i] come from the same episode).
-    `higher_is_better=None`: the difference and its test without a verdict."""
+    `higher_is_better=None`: the difference and its test without a verdict.
+    `describe=False`: skip the descriptive bootstrap CI of a binary metric (its
+    verdict does not use it; ci_low/ci_high are then None)."""
     if len(a) != len(b):
         raise ValueError(f"paired values differ in length: {len(a)} vs {len(b)}")
     if not 0.5 <= confidence < 1.0:
@@ -121,7 +131,9 @@ def compare(a: Sequence[float], b: Sequence[float], *, metric: str = "success",
                                 higher_is_better, None if higher_is_better is None else "indistinguishable",
                                 "none: no shared episodes")
     diff = xb - xa
-    low, _, high = bootstrap_mean(diff, confidence=confidence, resamples=resamples, seed=seed)
+    low = high = None
+    if describe or not binary:
+        low, _, high = bootstrap_mean(diff, confidence=confidence, resamples=resamples, seed=seed)
     delta = float(diff.mean())
     sign = 1.0 if higher_is_better else -1.0
     if binary:

@@ -10,13 +10,19 @@ m"; m leaves the sequence when the gambler's wealth reaches 1/α. By Ville's
 inequality the sequence covers the true d at every episode count at once with
 probability ≥ 1 − α, so it may be checked after every batch.
 
+The procedure spends α across its two stages (a union bound): the sequence
+runs at level α/2 and the fixed-sample fallback at α/2, so the whole race,
+fallback included, keeps its error rates at α.
+
 Decisions (checked after each batch):
 - `better` / `worse`: the sequence excludes 0. Error rate: when the two
-  candidates are equally good, P(ever deciding better or worse) ≤ α.
+  candidates are equally good, P(ever deciding better or worse) ≤ α/2.
 - `indistinguishable` (equivalent within the margin): the sequence lies inside
-  (−margin, +margin). Error rate: when |d| ≥ margin, P(ever deciding so) ≤ α.
+  (−margin, +margin). Error rate: when |d| ≥ margin, P(ever deciding so) ≤ α/2.
 - when the episodes run out first, the fixed-sample paired test (exact
-  McNemar / bootstrap CI) on everything run gives the verdict, marked so.
+  McNemar / bootstrap CI) at level α/2 on everything run gives the verdict,
+  marked so. With both stages: equal candidates get better/worse with
+  probability ≤ α/2 + α/2 = α.
 """
 
 from __future__ import annotations
@@ -63,23 +69,26 @@ class ConfidenceSequence:
         self._sq = 0.25
 
     def update(self, diffs) -> None:
-        log_threshold = math.log(1.0 / self.alpha)
-        for x in np.asarray(diffs, dtype=float).ravel():
-            y = (x + 1.0) / 2.0
+        ys = (np.asarray(diffs, dtype=float).ravel() + 1.0) / 2.0
+        if ys.size == 0:
+            return
+        lams = np.empty(ys.size)
+        for i, y in enumerate(ys):   # the predictable bet sizes: each from the pairs before it
             t = self.n + 1
-            mean = self._sum / t
-            var = self._sq / t
-            lam = min(math.sqrt(2.0 * math.log(2.0 / self.alpha) / (var * t * math.log(t + 1.0))), 1e6)
-            up = np.minimum(lam, _BET_CAP / np.maximum(self.mu, 1e-12))
-            down = np.minimum(lam, _BET_CAP / np.maximum(1.0 - self.mu, 1e-12))
-            self.log_up += np.log1p(up * (y - self.mu))
-            self.log_down += np.log1p(-down * (y - self.mu))
-            # hedged: half the capital on each side
-            wealth = np.logaddexp(self.log_up, self.log_down) - math.log(2.0)
-            self.alive &= wealth < log_threshold
+            mean, var = self._sum / t, self._sq / t
+            lams[i] = min(math.sqrt(2.0 * math.log(2.0 / self.alpha) / (var * t * math.log(t + 1.0))), 1e6)
             self._sum += y
             self._sq += (y - mean) ** 2
             self.n = t
+        step = ys[:, None] - self.mu[None, :]
+        up = np.minimum(lams[:, None], _BET_CAP / np.maximum(self.mu, 1e-12))
+        down = np.minimum(lams[:, None], _BET_CAP / np.maximum(1.0 - self.mu, 1e-12))
+        log_up = self.log_up + np.cumsum(np.log1p(up * step), axis=0)
+        log_down = self.log_down + np.cumsum(np.log1p(-down * step), axis=0)
+        # hedged: half the capital on each side; a value leaves once its wealth reaches 1/alpha
+        wealth = np.logaddexp(log_up, log_down) - math.log(2.0)
+        self.alive &= np.all(wealth < math.log(1.0 / self.alpha), axis=0)
+        self.log_up, self.log_down = log_up[-1], log_down[-1]
 
     def interval(self) -> tuple[float, float]:
         inside = _GRID[self.alive]
@@ -112,7 +121,7 @@ class Race:
 
     def __post_init__(self):
         self.config.check()
-        self.cs = ConfidenceSequence(self.config.alpha)
+        self.cs = ConfidenceSequence(self.config.alpha / 2)
 
     def add(self, parent_values, child_values) -> str | None:
         """Add one batch; returns the verdict once the sequential test decides."""
@@ -131,7 +140,8 @@ class Race:
         if self.verdict is None:
             from harness.evaluation.paired import compare
 
-            self.verdict = compare(self.parent, self.child, confidence=1 - self.config.alpha).verdict
+            self.verdict = compare(self.parent, self.child, confidence=1 - self.config.alpha / 2,
+                                   describe=False).verdict
             self.decided_by = "fixed-sample test (the sequential test did not decide)"
         return self.verdict
 
@@ -144,8 +154,10 @@ class Race:
 
 
 def error_rates(config: RaceConfig) -> str:
-    return (f"equal candidates: P(better or worse) ≤ {config.alpha:g}; "
-            f"|Δ| ≥ {config.margin:g}: P(indistinguishable) ≤ {config.alpha:g} (anytime-valid)")
+    half = config.alpha / 2
+    return (f"equal candidates: P(better or worse) ≤ {config.alpha:g} for the whole race "
+            f"({half:g} sequential, anytime-valid, + {half:g} fixed-sample fallback); "
+            f"|Δ| ≥ {config.margin:g}: P(indistinguishable) ≤ {half:g}")
 
 
 def race_order(episode_ids: list[str], seed: int) -> list[str]:

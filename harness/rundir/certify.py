@@ -5,9 +5,11 @@ The baseline (iteration 0) and the selected best are each re-evaluated
 `protocol`, else the performance tier), without the cache
 (mean ± sd, Δ); then both are evaluated on the sealed holdout tier and compared
 with the paired test (the best on the search tier is biased upward: the
-winner's curse). Deterministic agents give identical reruns: the record says
-so, and `fresh_seeds` reruns them on fresh episode seeds instead. Stochastic
-tiers rerun under fresh noise seeds.
+winner's curse). Deterministic agents give identical reruns on the same
+episodes: by default (`episodes="auto"`) two reruns detect that, and the
+reported reruns then run on fresh episodes (R2R: unused instructions of the
+same split; seeded executors: shifted seeds), which the record says.
+Stochastic tiers rerun under fresh noise seeds.
 
 The result, `certification.json` at the run's root, is committed. It holds
 holdout figures, so no proposer may read it: the skills never open it, the
@@ -55,23 +57,67 @@ def holdout_tier(run: Run) -> str:
     return name
 
 
-def _draws(run: Run, iteration: int, reruns: int, fresh_seeds: bool, progress: bool) -> dict:
+EPISODE_MODES = ("auto", "tier", "fresh")
+
+
+def _draw(run: Run, iteration: int, k: int, fresh: bool, progress: bool) -> tuple[float, list]:
+    """Rerun k of an iteration, uncached: (primary mean, per-episode successes)."""
     from harness.evaluation import evaluate
 
     tier, episodes = run.tier("rerun")
-    candidate = run.paths.iteration(iteration) / "candidate"
-    draws, vectors = [], []
-    for k in range(1, reruns + 1):
-        metrics = evaluate(candidate, tier, episodes=episodes, use_cache=False, progress=progress,
-                           workers=_workers(episodes), noise_seed=k,
-                           reseed=k * FRESH_SEED_STRIDE if fresh_seeds else 0, **run.backend())
-        if not metrics["complete"]:
-            raise UserError(f"certification: rerun {k} of iteration {iteration} is incomplete "
-                            f"({metrics['infra_failures']} infrastructure failures); certify again")
-        draws.append(metrics["primary"]["mean"])
-        vectors.append([r["success"] for r in metrics["episodes"]])
-    return {"iteration": iteration, "draws": draws, "mean": statistics.fmean(draws),
-            "sd": statistics.stdev(draws) if len(draws) > 1 else 0.0, "identical": all(v == vectors[0] for v in vectors)}
+    metrics = evaluate(run.paths.iteration(iteration) / "candidate", tier, episodes=episodes, use_cache=False,
+                       progress=progress, workers=_workers(episodes), noise_seed=k,
+                       reseed=k * FRESH_SEED_STRIDE if fresh else 0, **run.backend())
+    if not metrics["complete"]:
+        raise UserError(f"certification: rerun {k} of iteration {iteration} is incomplete "
+                        f"({metrics['infra_failures']} infrastructure failures); certify again")
+    return metrics["primary"]["mean"], [r["success"] for r in metrics["episodes"]]
+
+
+def _summary(iteration: int, draws: list[tuple[float, list]]) -> dict:
+    means = [m for m, _ in draws]
+    return {"iteration": iteration, "draws": means, "mean": statistics.fmean(means),
+            "sd": statistics.stdev(means) if len(means) > 1 else 0.0}
+
+
+def _reruns(run: Run, best: int, reruns: int, mode: str, progress: bool) -> tuple[dict, dict, bool | None, str]:
+    """(baseline draws, best draws, deterministic, episodes used: "the tier's" | "fresh").
+
+    `auto`: two reruns on the tier's episodes first; when both agents repeat
+    themselves exactly there (deterministic: more reruns would all be equal),
+    every reported rerun runs on fresh episodes instead, if the executor can
+    draw them. `tier` / `fresh`: always those episodes."""
+    from harness.evaluation.evaluator import can_draw_fresh
+    from harness.executor_api import load_executor
+
+    iterations = (0,) if best == 0 else (0, best)
+    fresh = mode == "fresh"
+    draws = {it: [_draw(run, it, k, fresh, progress) for k in range(1, (reruns if fresh else max(2, reruns)) + 1)]
+             for it in iterations}
+    deterministic = None if fresh else all(d[0][1] == d[1][1] for d in draws.values())
+    if mode == "auto" and deterministic and can_draw_fresh(load_executor(run.manifest["executor"]),
+                                                           run.tier("rerun")[0]):
+        fresh = True
+        draws = {it: [_draw(run, it, k, True, progress) for k in range(1, reruns + 1)] for it in iterations}
+    draws = {it: d[:reruns] for it, d in draws.items()}
+    return (_summary(0, draws[0]), _summary(best, draws[best]), deterministic, "fresh" if fresh else "the tier's")
+
+
+def _note(deterministic: bool | None, used: str, executor: str) -> str | None:
+    if not deterministic:
+        return None
+    if used == "fresh":
+        import inspect
+
+        from harness.executor_api import find_executor
+        from harness.plugins import load_ref
+
+        ref = find_executor(executor).fresh_episodes
+        how = inspect.getdoc(load_ref(ref)).splitlines()[0] if ref else "each episode's seed shifted"
+        return ("the agents are deterministic (two reruns on the tier's episodes were identical), so the reruns "
+                f"ran on fresh episodes: {how}")
+    return ("the agents are deterministic: reruns on the same episodes are identical, and this tier has no fresh "
+            "episodes to draw (its episodes have no seed and the executor draws none)")
 
 
 def _holdout(run: Run, tier: str, best: int, episodes: int | None, progress: bool) -> dict:
@@ -93,23 +139,24 @@ def _holdout(run: Run, tier: str, best: int, episodes: int | None, progress: boo
             "p_value": primary["p_value"], "test": primary["test"], "verdict": paired["verdict"]}
 
 
-def certify(run: Run, *, reruns: int = 3, holdout_episodes: int | None = None, fresh_seeds: bool = False,
+def certify(run: Run, *, reruns: int = 3, holdout_episodes: int | None = None, episodes: str = "auto",
             progress: bool = False) -> dict:
-    """Re-evaluate baseline and best, test both on the holdout, commit certification.json."""
+    """Re-evaluate baseline and best (`episodes`: one of EPISODE_MODES, see
+    `_reruns`), test both on the holdout, commit certification.json."""
     if reruns < 1:
         raise UserError("--reruns must be at least 1")
     if holdout_episodes is not None and holdout_episodes < 1:
         raise UserError("--holdout-episodes must be at least 1")
+    if episodes not in EPISODE_MODES:
+        raise UserError(f"--episodes {episodes!r}: choose one of {', '.join(EPISODE_MODES)}")
     rows = ledger.read_rows(run.paths.ledger)
     best_row = ledger.best_row(rows)
     if best_row is None:
         raise UserError(f"run {run.paths.run_id} has no committed iteration to certify")
     best = best_row["iteration"]
     selection = best_view(run.paths)
-    baseline_draws = _draws(run, 0, reruns, fresh_seeds, progress)
-    best_draws = baseline_draws if best == 0 else _draws(run, best, reruns, fresh_seeds, progress)
-    deterministic = not fresh_seeds and baseline_draws["identical"] and best_draws["identical"]
-    tier, episodes = run.tier("rerun")
+    baseline_draws, best_draws, deterministic, used = _reruns(run, best, reruns, episodes, progress)
+    tier, count = run.tier("rerun")
     record = {
         "schema_version": 1,
         "run_id": run.paths.run_id,
@@ -117,15 +164,12 @@ def certify(run: Run, *, reruns: int = 3, holdout_episodes: int | None = None, f
         "best": best,
         "selection": selection,
         "reruns": {
-            "tier": tier, "episodes": episodes, "times": reruns,
-            "episode_seeds": "fresh" if fresh_seeds else "the tier's",
-            "baseline": {k: baseline_draws[k] for k in ("iteration", "draws", "mean", "sd")},
-            "best": {k: best_draws[k] for k in ("iteration", "draws", "mean", "sd")},
+            "tier": tier, "episodes": count, "times": reruns, "episode_seeds": used,
+            "baseline": baseline_draws, "best": best_draws,
             "delta": best_draws["mean"] - baseline_draws["mean"],
         },
         "deterministic": deterministic,
-        "note": ("the agents are deterministic: reruns on the same episodes are identical; "
-                 "`architect certify RUN --fresh-seeds` reruns them on fresh episode seeds") if deterministic else None,
+        "note": _note(deterministic, used, run.manifest["executor"]),
         "holdout": _holdout(run, holdout_tier(run), best, holdout_episodes, progress),
     }
     path = run.root / CERTIFICATION
@@ -146,7 +190,7 @@ def read(paths) -> dict | None:
 def render(record: dict) -> str:
     r, h = record["reruns"], record["holdout"]
     lines = [
-        f"reruns ({r['times']}x, {r['tier']}, {r['episode_seeds']} episode seeds): "
+        f"reruns ({r['times']}x, {r['tier']}, {r['episode_seeds']} episodes): "
         f"baseline {r['baseline']['mean']:.3f} ± {r['baseline']['sd']:.3f}, "
         f"best (iteration {record['best']}) {r['best']['mean']:.3f} ± {r['best']['sd']:.3f}, Δ {r['delta']:+.3f}",
         f"holdout ({h['tier']}, {h['episodes']} episodes): {h['baseline']:.3f} → {h['best']:.3f} "

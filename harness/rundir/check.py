@@ -100,12 +100,63 @@ def model_profile_violations(parent: Path, child: Path, parent_files: dict, chil
 
 
 def no_op_violations(parent: Path, child: Path) -> list[dict]:
-    """A candidate identical to its parent (same content hash) is not an attempt."""
-    if not (child / "graph.json").is_file() or content_hash(child) != content_hash(parent):
+    """A candidate that behaves as its parent is not an attempt: the same content
+    hash, or the same live graph up to node ids and nodes that reach no simulator
+    input (harness.canvas.equivalence) with every other file unchanged."""
+    if not (child / "graph.json").is_file():
         return []
-    return [{"code": "no_op", "path": "candidate/",
-             "message": "candidate/: identical to its parent (same content hash): nothing was changed",
+    if content_hash(child) == content_hash(parent):
+        kind = "identical to its parent (same content hash): nothing was changed"
+    else:
+        kind = behaviour_no_op(parent, child)
+        if kind is None:
+            return []
+    return [{"code": "no_op", "path": "candidate/", "message": f"candidate/: {kind}",
              "hint": "implement the proposal (a patch, a config value, a node type) before checking"}]
+
+
+def behaviour_no_op(parent: Path, child: Path) -> str | None:
+    """What kind of behaviour-identical copy `child` is, or None when it may behave differently."""
+    from harness.canvas import equivalence
+    from harness.canvas.graph import GRAPH_FILE
+
+    a_files, b_files = whitelist.candidate_files(parent), whitelist.candidate_files(child)
+    a_files.pop(GRAPH_FILE, None)
+    b_files.pop(GRAPH_FILE, None)
+    if a_files != b_files:
+        return None
+    try:
+        graphs = [read_json(folder / "graph.json", "graph") for folder in (parent, child)]
+        parent_live, child_live = (equivalence.live_graph(g, _simulators(g, folder))
+                                   for g, folder in zip(graphs, (parent, child)))
+    except Exception:  # a graph that does not load is reported by the other checks
+        return None
+    result = equivalence.compare(parent_live, child_live)
+    if not result.same:
+        return None
+    kinds = []
+    if result.renamed:
+        kinds.append("renamed node ids (" + ", ".join(f"{a} → {b}" for a, b in result.renamed.items()) + ")")
+    added = sorted(set(result.dead_child) - set(result.dead_parent))
+    removed = sorted(set(result.dead_parent) - set(result.dead_child))
+    if added:
+        kinds.append(f"added node(s) that reach no simulator input ({', '.join(added)})")
+    if removed:
+        kinds.append(f"removed node(s) that reached no simulator input ({', '.join(removed)})")
+    what = "; ".join(kinds) or "changed only names, descriptions, docs, order or nodes that reach no simulator input"
+    return f"behaves exactly as its parent (the same live graph): {what}"
+
+
+def _simulators(graph: dict, candidate: Path) -> set[str]:
+    from harness.canvas.registry import for_graph
+
+    registry = for_graph(graph, candidate)
+    out = set()
+    for nid, spec in (graph.get("nodes") or {}).items():
+        nt = registry.get(spec.get("type")) if isinstance(spec, dict) else None
+        if nt is not None and nt.is_simulator:
+            out.add(nid)
+    return out
 
 
 def check_candidate(run: Run, staging: Path) -> list[dict]:

@@ -97,6 +97,19 @@ def _row(run: Run, staging: Path, *, status: str, iteration: int, description: s
     }
 
 
+def vs_parent(run: Run, parent: int, staging: Path) -> dict | None:
+    """The paired test of the staged evaluation against its parent's (primary metric)."""
+    from harness.evaluation.compare import verdict_summary
+    from harness.rundir.records import read_iteration_metrics, read_metrics
+
+    parent_metrics = read_iteration_metrics(run.paths, parent)
+    child_metrics = read_metrics(staging / "eval" / "metrics.json")
+    if parent_metrics is None or child_metrics is None:
+        return None
+    summary = verdict_summary(parent_metrics, child_metrics)
+    return {k: summary[k] for k in ("verdict", "test", "shared", "delta", "p_value", "gained", "lost")}
+
+
 def commit(run: Run, staging: Path, description: str | None = None, extra: dict | None = None) -> dict:
     """`extra`: more ledger fields (optional ones of ledger_row.schema.json, e.g. `shaper`)."""
     blockers = readiness(run, staging)
@@ -115,7 +128,7 @@ def commit(run: Run, staging: Path, description: str | None = None, extra: dict 
     write_text_atomic(staging / "diff.txt", text_diff(parent_dir, staging / "candidate"))
     tiers.record_final_path(staging, run.paths.iteration(iteration).relative_to(run.root).as_posix())
     row = dict(_row(run, staging, status="committed", iteration=iteration, description=description, reason=None),
-               **(extra or {}))
+               vs_parent=vs_parent(run, meta["parent"], staging), **(extra or {}))
 
     journal.begin(run.paths, {
         "op": "commit", "iteration": iteration, "staging": staging.relative_to(run.root).as_posix(),
@@ -128,7 +141,16 @@ def commit(run: Run, staging: Path, description: str | None = None, extra: dict 
     state.refresh(run.paths)
     sha = gitops.commit_iteration(run.root, iteration, f"iteration {iteration}: {description}", ["."])
     journal.end(run.paths)
+    _attempt_ended(run)
     return dict(row, commit=sha, path=str(run.paths.iteration(iteration)))
+
+
+def _attempt_ended(run: Run) -> None:
+    from harness.variant_api import discover_variants
+
+    variant = discover_variants().get(run.manifest.get("variant"))
+    if variant is not None:
+        variant.end_attempt(run.paths)
 
 
 def lost_slot(staging: Path, meta: dict) -> bool:
@@ -179,4 +201,5 @@ def discard(run: Run, staging: Path, reason: str) -> dict:
     if archive is not None:
         gitops.commit(run.root, f"slot {staging.name} archived: {reason}", (SLOT_TRAILER, meta["iteration"]), ["."])
     journal.end(run.paths)
+    _attempt_ended(run)
     return row

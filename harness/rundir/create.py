@@ -59,6 +59,8 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
     if target.exists():
         raise UserError(f"{target} already exists: choose another --run-id (or resume it with `architect loop --resume`)")
     performance_tier, holdout_tier = tiers.search_tiers(executor, performance_tier)
+    for tier, audit in tiers.refuse_duplicates(executor, (performance_tier, holdout_tier)).items():
+        say(f"tier {tier}: {audit['distinct']} distinct episodes (by {audit['by']})")
     profile = dict(executor.profile, performance_tier=performance_tier, holdout_tier=holdout_tier)
     runs_dir.mkdir(parents=True, exist_ok=True)
     _remove_abandoned_builds(runs_dir, run_id)
@@ -103,12 +105,14 @@ def dry_run(variant: str, executor_or_seed: str, *, smoke_episodes: int | None, 
     variant_spec = find_variant(variant)
     spec, seed_candidate, executor, seed_dir = resolve_seed_candidate(executor_or_seed)
     performance_tier, holdout_tier = tiers.search_tiers(executor, tier)
+    audits = tiers.refuse_duplicates(executor, (performance_tier, holdout_tier))
     caps = {"smoke_episodes": smoke_episodes, "eval_episodes": eval_episodes}
     plan = iteration_plan(seed_dir, executor, smoke_tier="smoke", performance_tier=performance_tier,
                           smoke_episodes=tiers.episodes_override(caps, "smoke"),
                           eval_episodes=tiers.episodes_override(caps, "eval"))
     return dict(plan, variant=variant, executor=spec.name, seed_candidate=seed_candidate,
                 performance_tier=performance_tier, holdout_tier=holdout_tier,
+                distinct_episodes={t: {k: a[k] for k in ("episodes", "distinct", "by")} for t, a in audits.items()},
                 max_iterations=variant_spec.max_iterations if max_iterations is None else max_iterations)
 
 

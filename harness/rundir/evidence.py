@@ -171,16 +171,15 @@ def render_episode(view: dict) -> str:
 
 
 def best_view(paths: RunPaths, confidence: float = CONFIDENCE) -> dict | None:
-    """The run's best iteration by mean, and paired verdicts against iteration 0
-    and the runner-up: a best that is indistinguishable from the runner-up is a
-    near-tie and is reported as one."""
+    """The run's best iteration (ledger.BEST_RULE), and paired verdicts against
+    iteration 0 and the runner-up by the same rule: a best that is
+    indistinguishable from the runner-up is a near-tie and is reported as one."""
     rows = ledger.read_rows(paths.ledger)
     best = ledger.best_row(rows)
     if best is None:
         return None
-    scored = sorted((r for r in ledger.committed(rows) if (r.get("primary") or {}).get("mean") is not None),
-                    key=lambda r: (-r["primary"]["mean"], r["iteration"]))
     out = {"iteration": best["iteration"], "mean": (best.get("primary") or {}).get("mean"),
+           "vs_parent": ledger.verdict_of(best), "rule": ledger.BEST_RULE,
            "vs_baseline": None, "runner_up": None, "near_tie": False}
 
     def verdict(other: int) -> dict | None:
@@ -195,7 +194,7 @@ def best_view(paths: RunPaths, confidence: float = CONFIDENCE) -> dict | None:
 
     if best["iteration"] != 0:
         out["vs_baseline"] = verdict(0)
-    others = [r["iteration"] for r in scored if r["iteration"] != best["iteration"]]
+    others = [r["iteration"] for r in ledger.ranked(rows) if r["iteration"] != best["iteration"]]
     if others:
         out["runner_up"] = verdict(others[0])
         out["near_tie"] = bool(out["runner_up"] and out["runner_up"]["verdict"] == "indistinguishable")

@@ -61,18 +61,31 @@ def failed(row: dict) -> bool:
     return row["status"] == "discarded" and not row.get("lost_slot")
 
 
+# The paired verdict against the parent ranks first: a gain the test confirmed
+# outranks a higher mean it could not tell from noise (iteration 0 and rows
+# written before the verdict was recorded count as indistinguishable).
+VERDICT_RANK = {"better": 2, "indistinguishable": 1, None: 1, "worse": 0}
+BEST_RULE = ("paired verdict against the parent first (better > indistinguishable > worse), "
+             "then the higher mean, then the earlier iteration")
+
+
+def verdict_of(row: dict) -> str | None:
+    return (row.get("vs_parent") or {}).get("verdict")
+
+
+def ranked(rows: list[dict]) -> list[dict]:
+    """Committed rows with a primary mean, best first by BEST_RULE."""
+    scored = [r for r in committed(rows) if (r.get("primary") or {}).get("mean") is not None]
+    return sorted(scored, key=lambda r: (-VERDICT_RANK.get(verdict_of(r), 1), -r["primary"]["mean"], r["iteration"]))
+
+
 def best_row(rows: list[dict]) -> dict | None:
-    """The committed row with the highest primary mean (earliest on ties)."""
-    best = None
-    for row in committed(rows):
-        mean = (row.get("primary") or {}).get("mean")
-        if mean is None:
-            continue
-        if best is None or mean > best["primary"]["mean"]:
-            best = row
-    if best is None and committed(rows):
-        best = committed(rows)[0]
-    return best
+    """The best committed row by BEST_RULE (the first committed one when none is scored)."""
+    order = ranked(rows)
+    if order:
+        return order[0]
+    done = committed(rows)
+    return done[0] if done else None
 
 
 def axis_counts(rows: list[dict]) -> tuple[Counter, int]:

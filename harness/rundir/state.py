@@ -17,7 +17,8 @@ def derive(rows: list[dict], status: str = "ready", stop_reason: str | None = No
         "next_iteration": (max(r["iteration"] for r in done) + 1) if done else 1,
         "consecutive_skips": ledger.trailing_skips(rows),
         "attempts": len(rows),
-        "best": {"iteration": best["iteration"], "score": (best.get("primary") or {}).get("mean")} if best else None,
+        "best": {"iteration": best["iteration"], "score": (best.get("primary") or {}).get("mean"),
+                 "vs_parent": ledger.verdict_of(best)} if best else None,
         "stop_reason": stop_reason,
         "updated": now_iso(),
     }

@@ -71,7 +71,9 @@ def _report(paths: RunPaths) -> dict:
         + (f" (goal.md; the run's cap is {cap['manifest']})" if cap["cap"] < cap["manifest"] else "")
         + f" (next: {st['next_iteration']}); attempts: {st['attempts']}; consecutive skips: "
         f"{st['consecutive_skips']} of {manifest['caps']['max_consecutive_skips']}",
-        f"best: iteration {best['iteration']} score {best['score']}" if best else "best: -",
+        (f"best: iteration {best['iteration']} score {best['score']}"
+         + (f" ({best['vs_parent']} than its parent)" if best.get("vs_parent") in ("better", "worse") else
+            " (indistinguishable from its parent)" if best.get("vs_parent") else "")) if best else "best: -",
         "staged: " + (", ".join(staged) if staged else "nothing"),
         "consistent: yes" if not problems else "consistent: NO — " + "; ".join(problems),
     ]

@@ -53,6 +53,56 @@ def search_tiers(executor, tier: str | None = None) -> tuple[str, str | None]:
     return name, None
 
 
+def audit_tier(executor, tier: str) -> dict:
+    """How many distinct episodes `tier` holds: by the executor's content
+    fingerprint (`episode_content`) when it has one, else by episode key.
+    Cached under the cache folder by the tier's episodes and the fingerprint's
+    source, so a fixed tier is fingerprinted once."""
+    import inspect
+    import json
+
+    from harness.plugins import load_ref
+    from harness.roots import cache_home
+
+    episodes = executor.episodes(tier)
+    ref = executor.spec.episode_content
+    fingerprint = load_ref(ref) if ref else None
+    source = inspect.getsource(inspect.getmodule(fingerprint)) if fingerprint else ""
+    key = hashlib.sha256(json.dumps([executor.name, episodes, source], sort_keys=True,
+                                    default=str).encode()).hexdigest()
+    cached = cache_home() / "tier-audit" / f"{key}.json"
+    try:
+        return read_json(cached)
+    except (OSError, ValueError):
+        pass
+    first: dict[str, str] = {}
+    duplicates = []
+    for episode in episodes:
+        content = fingerprint(episode) if fingerprint else episode["episode_id"]
+        if content in first:
+            duplicates.append([first[content], episode["episode_id"]])
+        else:
+            first[content] = episode["episode_id"]
+    result = {"tier": tier, "episodes": len(episodes), "distinct": len(first),
+              "by": "content" if fingerprint else "episode key", "duplicates": duplicates}
+    write_json_atomic(cached, result)
+    return result
+
+
+def refuse_duplicates(executor, tier_names) -> dict[str, dict]:
+    """audit_tier of each tier; a UserError naming the first duplicates when any tier holds some."""
+    audits = {tier: audit_tier(executor, tier) for tier in tier_names if tier}
+    for tier, audit in audits.items():
+        if audit["duplicates"]:
+            pairs = f"{len(audit['duplicates'])} pair(s)"
+            if tier not in executor.sealed:  # a sealed tier's episode ids are never shown
+                pairs += ", e.g. " + ", ".join(f"{a} = {b}" for a, b in audit["duplicates"][:3])
+            raise UserError(f"tier {tier!r} of executor {executor.name!r} holds duplicate episodes (same "
+                            f"{audit['by']}): {pairs}; only {audit['distinct']} of its {audit['episodes']} "
+                            "episodes are distinct: fix the profile")
+    return audits
+
+
 def run_tier(candidate: Path, out_dir: Path, *, kind: str, tier: str, episodes: int | None,
              use_cache: bool = True, progress: bool = False, evaluation: dict | None = None) -> dict:
     """Evaluate `candidate` on `tier` into `out_dir` (metrics.json, episodes/,

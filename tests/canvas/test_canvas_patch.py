@@ -59,6 +59,32 @@ def test_state_grants_budgets_termination():
     assert cleared["grants"] == {}
 
 
+def test_rewire_edge_moves_one_end_and_keeps_its_delay():
+    g = apply_patch(corridor_graph(), {"ops": [{"op": "add_node", "id": "relay", "type": "core.Passthrough"},
+                                               {"op": "add_edge", "from": "sim.position", "to": "relay.value",
+                                                "delay": 1}]})
+    out = apply_patch(g, {"ops": [{"op": "rewire_edge", "from": "sim.position", "to": "relay.value",
+                                   "new_from": "policy.action"}]})
+    assert {"from": "policy.action", "to": "relay.value", "delay": 1} in out["edges"]
+    assert not any(e == {"from": "sim.position", "to": "relay.value", "delay": 1} for e in out["edges"])
+    assert len(out["edges"]) == len(g["edges"])
+    undelayed = apply_patch(out, {"ops": [{"op": "rewire_edge", "from": "policy.action", "to": "relay.value",
+                                           "new_from": "sim.position", "delay": 0}]})
+    assert {"from": "sim.position", "to": "relay.value"} in undelayed["edges"]
+    with pytest.raises(PatchError, match="already exists"):
+        apply_patch(g, {"ops": [{"op": "rewire_edge", "from": "sim.position", "to": "relay.value",
+                                 "new_to": "policy.position"}]})
+
+
+def test_modify_state_changes_a_cell_in_place_and_keeps_its_grants():
+    g = apply_patch(corridor_graph(), {"ops": [
+        {"op": "add_state", "cell": "visits", "spec": {"type": "Int", "reducer": "add", "lifetime": "episode"}},
+        {"op": "set_grant", "id": "policy", "read": ["visits"], "write": ["visits"]}]})
+    out = apply_patch(g, {"ops": [{"op": "modify_state", "cell": "visits", "reducer": "max", "lifetime": "run"}]})
+    assert out["state"]["visits"] == {"type": "Int", "reducer": "max", "lifetime": "run"}
+    assert out["grants"] == g["grants"]
+
+
 def test_wrap_and_unwrap_round_trip_and_run_the_same():
     g = corridor_graph()
     g["nodes"]["relay"] = {"type": "core.Passthrough", "config": {}}
@@ -103,6 +129,15 @@ def test_json_patch_op_and_bare_rfc6902_list():
               {"op": "add_state", "cell": "c", "spec": {"type": "Int"}}]}, 1, "add_state",
      "'reducer' is a required property"),
     ({"ops": [{"op": "unwrap", "id": "sim"}]}, 0, "unwrap", "not a composite"),
+    ({"ops": [{"op": "rewire_edge", "from": "sim.position", "to": "ghost.value", "new_to": "policy.position"}]}, 0,
+     "rewire_edge", "no edge sim.position -> ghost.value"),
+    ({"ops": [{"op": "rewire_edge", "from": "policy.action", "to": "sim.action", "new_from": "sim.position",
+               "new_to": "policy.position"}]}, 0, "rewire_edge", "exactly one of new_from"),
+    ({"ops": [{"op": "rewire_edge", "from": "policy.action", "to": "sim.action"}]}, 0, "rewire_edge",
+     "exactly one of new_from"),
+    ({"ops": [{"op": "modify_state", "cell": "ghost", "reducer": "max"}]}, 0, "modify_state", "no state cell 'ghost'"),
+    ({"ops": [{"op": "modify_state", "cell": "ghost"}]}, 0, "modify_state", "nothing to change"),
+    ({"ops": [{"op": "modify_state", "cell": "c", "lifetime": "forever"}]}, 0, "modify_state", "is not one of"),
     ({"ops": [{"op": "wrap", "id": "w", "composite": "c", "nodes": ["ghost"]}]}, 0, "wrap", "no node 'ghost'"),
 ])
 def test_failing_patch_names_the_op_and_leaves_graph_untouched(patch, index, op, reason):
@@ -130,7 +165,7 @@ def _mutate(g: dict, rng: random.Random) -> dict:
     """A random structured edit (sometimes several)."""
     g = copy.deepcopy(g)
     for _ in range(rng.randint(1, 4)):
-        choice = rng.randrange(9)
+        choice = rng.randrange(11)
         nodes = list(g["nodes"])
         if choice == 0:
             nid = f"n{rng.randrange(1000)}"
@@ -153,6 +188,12 @@ def _mutate(g: dict, rng: random.Random) -> dict:
         elif choice == 8 and g["edges"]:
             rng.shuffle(g["edges"])
             g["edges"][0]["delay"] = 1
+        elif choice == 9 and g.get("state"):
+            cell = rng.choice(list(g["state"]))
+            g["state"][cell] = dict(g["state"][cell], reducer=rng.choice(["max", "min", "replace"]))
+        elif choice == 10 and g["edges"] and nodes:
+            edge = g["edges"][rng.randrange(len(g["edges"]))]
+            edge[rng.choice(["from", "to"])] = f"{rng.choice(nodes)}.value"
     return g
 
 
@@ -178,6 +219,13 @@ def test_diff_prefers_structured_ops():
     ops = diff_graphs(a, b)["ops"]
     assert [o["op"] for o in ops] == ["set_config", "add_node", "add_edge", "set_budget"]
     assert apply_patch(a, {"ops": ops}) == b
+    c = apply_patch(b, {"ops": [{"op": "rewire_edge", "from": "relay.value", "to": "policy.position",
+                                 "new_to": "relay.value"},
+                                {"op": "add_state", "cell": "n", "spec": {"type": "Int", "reducer": "add",
+                                                                         "lifetime": "run"}}]})
+    d = apply_patch(c, {"ops": [{"op": "modify_state", "cell": "n", "lifetime": "episode"}]})
+    assert [o["op"] for o in diff_graphs(b, c)["ops"]][0] == "rewire_edge"
+    assert diff_graphs(c, d)["ops"] == [{"op": "modify_state", "cell": "n", "lifetime": "episode"}]
 
 
 def test_failing_rfc6902_op_is_named_inside_the_json_patch():

@@ -136,3 +136,16 @@ def test_confidence_sequence_rarely_excludes_zero_under_the_null():
     assert race_order(["a", "b", "c", "d"], 1) == race_order(["a", "b", "c", "d"], 1)
     with pytest.raises(ValueError):
         RaceConfig(alpha=0.7).check()
+
+
+def test_a_printed_comparison_names_the_verdicts_own_test_and_marks_the_other_interval_descriptive():
+    from harness.evaluation.paired import compare
+
+    binary = compare([0, 0, 0, 0, 0, 1, 1, 1], [1, 1, 1, 0, 0, 1, 1, 1])   # +3/−0: McNemar p = 0.25
+    text = binary.text()
+    assert binary.verdict == "indistinguishable" and binary.ci_role == "descriptive"
+    assert "indistinguishable (McNemar p=0.25, +3/−0)" in text and "descriptive bootstrap 95% CI" in text
+    assert text.index("McNemar") < text.index("descriptive")
+    graded = compare([0.1, 0.2, 0.3, 0.4], [0.5, 0.6, 0.7, 0.8])
+    assert graded.ci_role == "verdict" and graded.to_dict()["ci_role"] == "verdict"
+    assert "better (Δ +0.400, paired bootstrap 95% CI" in graded.text() and "McNemar" not in graded.text()

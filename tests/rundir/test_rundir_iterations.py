@@ -49,7 +49,8 @@ def test_loop_commits_one_git_commit_per_iteration_with_complete_folders(run_dir
                                                                        if k != "path"}
     assert cert["best"] == out["best"]["iteration"] and len(cert["reruns"]["baseline"]["draws"]) == 3
     assert cert["reruns"]["delta"] == pytest.approx(cert["reruns"]["best"]["mean"] - cert["reruns"]["baseline"]["mean"])
-    assert cert["deterministic"] is True and "--fresh-seeds" in cert["note"]  # the BabyAI graphs are deterministic
+    # the BabyAI graphs are deterministic: two reruns tell, and the reported ones run on fresh episodes
+    assert cert["deterministic"] is True and cert["reruns"]["episode_seeds"] == "fresh" and "fresh" in cert["note"]
     assert cert["holdout"]["tier"] == "holdout" and cert["holdout"]["episodes"] == 3  # the run's --eval-episodes
     assert cert["holdout"]["verdict"] in ("better", "worse", "indistinguishable")
     # holdout figures reach no proposer: nothing under memory/, iterations/ or the ledger mentions them

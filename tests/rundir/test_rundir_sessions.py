@@ -97,6 +97,42 @@ def test_check_refuses_a_candidate_identical_to_its_parent(run_dir: Path):
     shutil.rmtree(staging)
 
 
+def _renamed(graph: dict, old: str, new: str) -> dict:
+    def ep(ref: str) -> str:
+        node, _, port = ref.partition(".")
+        return f"{new if node == old else node}.{port}"
+
+    nodes = {new if nid == old else nid: spec for nid, spec in graph["nodes"].items()}
+    return dict(graph, nodes=nodes, edges=[dict(e, **{"from": ep(e["from"]), "to": ep(e["to"])}) for e in graph["edges"]])
+
+
+def test_check_refuses_behaviour_identical_copies_and_says_which_kind(tmp_path: Path):
+    from harness.rundir.check import no_op_violations
+
+    seed = json.loads((Path(__file__).parents[2] / "seeds" / "babyai" / "graph.json").read_text())
+
+    def verdict(child: dict) -> str | None:
+        for name, graph in (("parent", seed), ("child", child)):
+            (tmp_path / name).mkdir(exist_ok=True)
+            (tmp_path / name / "graph.json").write_text(json.dumps(graph))
+        found = no_op_violations(tmp_path / "parent", tmp_path / "child")
+        return found[0]["message"] if found else None
+
+    assert "renamed node ids (memory → map)" in verdict(_renamed(seed, "memory", "map"))
+    tap = {"type": "core.Constant", "config": {"value": 3}}
+    dangling = dict(seed, nodes=dict(seed["nodes"], tap=tap, relay={"type": "core.Passthrough", "config": {}}),
+                    edges=seed["edges"] + [{"from": "tap.value", "to": "relay.value"}])
+    assert "added node(s) that reach no simulator input (relay, tap)" in verdict(dangling)
+    both = _renamed(dict(dangling, description="another text"), "explore", "wander")
+    message = verdict(both)
+    assert "renamed node ids (explore → wander)" in message and "(relay, tap)" in message
+    tuned = json.loads(json.dumps(seed))
+    tuned["nodes"]["explore"]["config"]["length"] = 9
+    assert verdict(tuned) is None                       # a config change is an attempt
+    rewired = dict(seed, edges=[e for e in seed["edges"] if e["to"] != "commit.exploration"])
+    assert verdict(rewired) is None                     # so is dropping an edge the loop uses
+
+
 def test_provenance_asks_the_executor_spec_generically():
     from harness.executor_api import find_executor
     from harness.rundir.plan import provenance

@@ -51,8 +51,20 @@ def test_state_is_derived_from_the_ledger():
     assert derived["next_iteration"] == 3
     assert derived["consecutive_skips"] == 2
     assert derived["attempts"] == 6
-    assert derived["best"] == {"iteration": 1, "score": 0.5}
+    assert derived["best"] == {"iteration": 1, "score": 0.5, "vs_parent": None}
     assert ledger.axis_share(rows) == {"axis": "planning", "iterations": 2, "share": 1.0}
+
+
+def test_best_ranks_the_paired_verdict_before_the_mean():
+    def judged(attempt, iteration, mean, verdict):
+        return dict(_row(attempt, iteration, "committed", mean), vs_parent={"verdict": verdict})
+
+    rows = [_row(0, 0, "committed", 0.2), judged(1, 1, 0.30, "better"), judged(2, 2, 0.45, "indistinguishable"),
+            judged(3, 3, 0.60, "worse")]
+    assert [r["iteration"] for r in ledger.ranked(rows)] == [1, 2, 0, 3]
+    assert state.derive(rows)["best"] == {"iteration": 1, "score": 0.3, "vs_parent": "better"}
+    rows.append(judged(4, 4, 0.35, "better"))   # among `better` ones the mean decides
+    assert ledger.best_row(rows)["iteration"] == 4
 
 
 def test_ledger_rejects_rows_violating_the_schema(tmp_path):

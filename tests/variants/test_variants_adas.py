@@ -48,6 +48,18 @@ def test_history_shares_proposal_rounds_and_errors(fake_run):
     assert "unconnected_input: planner.goal" in text and "archive.md" in text
 
 
+def test_history_nests_the_proposals_own_headings_below_its_sections(fake_run):
+    staging = fake_run.staging("1")
+    proposal = (staging / "proposal.md").read_text()
+    (staging / "proposal.md").write_text(proposal + "\n## Rationale\nwhy\n\n### Detail\n```\n## not a heading\n```\n")
+    (staging / "reflexion-1.md").write_text("# Critique\nsame idea\n")
+    adas.render_history(fake_run.paths, staging)
+    lines = (staging / "history.md").read_text().splitlines()
+    assert [line for line in lines if line.startswith("## ")] == ["## Current proposal", "## not a heading",
+                                                                  "## Reflexion round 1"]
+    assert "### Rationale" in lines and "#### Detail" in lines and "### Critique" in lines
+
+
 def test_archive_shows_the_code_an_entry_added_not_its_unchanged_files(fake_run):
     fake_run.commit([1, 0])
     it = fake_run.commit([1, 1], parent=0, description="own node type")

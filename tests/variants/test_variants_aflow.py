@@ -46,18 +46,19 @@ def test_same_seed_and_iteration_draw_the_same_parent():
     assert a == b and a != c
 
 
-def test_experience_splits_accepted_and_rejected_by_strict_improvement_and_forgets_failed_attempts(fake_run):
-    fake_run.commit([1, 0, 0, 0])                                      # 0: 25%
-    fake_run.commit([1, 1, 0, 0], parent=0, description="add memory")  # 1: 50% accepted
-    fake_run.commit([1, 0, 0, 0], parent=0, description="tune planner")  # 2: 25% equal -> rejected
+def test_experience_accepts_only_what_the_paired_test_calls_better_and_forgets_failed_attempts(fake_run):
+    fake_run.commit([1] + [0] * 9)                                           # 0: 10%
+    fake_run.commit([1] * 10, parent=0, description="add memory")            # 1: +9/−0, better: accepted
+    fake_run.commit([1, 1] + [0] * 8, parent=0, description="tune planner")  # 2: higher mean, +1/−0: a near-tie
     fake_run.discard(parent=0, description="broken rewire", reason="check: cycle")
-    fake_run.commit([1, 1, 1, 0], parent=1, description="gate actions")  # 3: child of 1
+    fake_run.commit([1] * 9 + [0], parent=1, description="gate actions")     # 3: child of 1, −1: not better
     table = aflow.experience(fake_run.paths)
     assert [r["modification"] for r in table["0"]["success"].values()] == ["add memory"]
-    # the committed child that scored no higher stays; the failed attempt never happened
+    assert table["0"]["success"]["1"]["verdict"] == "better"
+    # a higher mean the test cannot tell from noise is rejected; the failed attempt never happened
     assert [r["modification"] for r in table["0"]["failure"].values()] == ["tune planner"]
-    assert table["0"]["success"]["1"]["verdict"] == "indistinguishable"  # +1/−0 of 4 episodes: a near-tie
-    assert list(table["1"]["success"]) == ["3"]
+    assert table["0"]["failure"]["2"]["verdict"] == "indistinguishable"
+    assert list(table["1"]["failure"]) == ["3"] and not table["1"]["success"]
     result = aflow.write_experience(fake_run.paths, 0)
     text = (fake_run.root / "memory" / "experience.md").read_text()
     assert result["accepted"] == 1 and result["rejected"] == 1

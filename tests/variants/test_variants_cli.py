@@ -10,7 +10,7 @@ from harness.cli import main
 from harness.variants.kdloop import memory as kdloop
 
 GROUPS = {"adas": ["archive", "history", "debug"], "aflow": ["select", "experience", "duplicate", "converged"],
-          "kdloop": ["init", "append", "delete", "show", "specs", "evaluate", "pick", "reflect-due", "reflected", "coverage", "stop"],
+          "kdloop": ["init", "append", "delete", "show", "specs", "evaluate", "pick", "reflect-due", "reflected", "coverage", "stop", "hypothesis update"],
           "random": ["propose"]}
 
 
@@ -19,7 +19,7 @@ def invoke(*argv):
     return result.exit_code, result.stdout, result.stderr
 
 
-@pytest.mark.parametrize("argv", [["fitness"]] + [[g, c] for g, cs in GROUPS.items() for c in cs])
+@pytest.mark.parametrize("argv", [["fitness"]] + [[g, *c.split()] for g, cs in GROUPS.items() for c in cs])
 def test_every_subcommand_explains_itself(argv):
     code, out, _ = invoke(*argv, "--help")
     assert code == 0 and "Usage: architect " + " ".join(argv) in out and len(out.splitlines()) > 4
@@ -78,3 +78,16 @@ def test_random_propose_edits_a_real_staged_candidate(driver):
     after = json.loads((d.workdir / staging / "candidate" / "graph.json").read_text())
     assert after != json.loads(before) and proposal["axes"] and proposal["description"]
     assert d.run("implementer", "architect check $run $staging --json", staging=staging)["violations"] == []
+
+
+def test_hypothesis_update_prints_one_object_and_refuses_an_unknown_id(fake_run):
+    fake_run.commit([1, 0])
+    kdloop.init_memory(fake_run.paths)
+    path = fake_run.root / "memory" / "hypotheses.jsonl"
+    path.write_text('{"id": "h1", "statement": "s", "axes": ["prompt"], "status": "open"}\n')
+    code, out, _ = invoke("kdloop", "hypothesis", "update", fake_run.root, "h1", "--status", "refuted",
+                          "--evidence", "iteration 1: worse", "--json")
+    body = json.loads(out)
+    assert code == 0 and body["after"]["status"] == "refuted" and json.loads(path.read_text())["status"] == "refuted"
+    code, out, _ = invoke("kdloop", "hypothesis", "update", fake_run.root, "h7", "--status", "open", "--json")
+    assert code != 0 and "no hypothesis 'h7'" in json.loads(out)["error"]

@@ -80,7 +80,7 @@ def test_kdloop_iteration_end_to_end(driver, monkeypatch, tmp_path_factory):
                  "architect kdloop pick $run RUN_DIR/memory/specs/N.json S_1 S_2 S_3 --json",
                  N=1, S_1=slots[1], S_2=slots[2], S_3=slots[3])
     scores = {s["slot"]: s["score"] for s in pick["slots"]}
-    best_slot = "1" if scores["1"] >= scores["2"] else "2"
+    best_slot = pick["best"].rsplit("-", 1)[1]
     assert pick["best"] == slots[int(best_slot)] and scores["3"] is None
     assert pick["vs_runner_up"]["verdict"] in ("better", "indistinguishable")
     assert pick["near_tie"] == (pick["vs_runner_up"]["verdict"] == "indistinguishable")
@@ -91,6 +91,9 @@ def test_kdloop_iteration_end_to_end(driver, monkeypatch, tmp_path_factory):
         d.run("variants/kdloop", 'architect discard $run S_k --reason "kdloop: not the best slot" --json', S_k=other)
     assert committed["iteration"] == 1 and committed["slot"] == best_slot
     assert committed["axes"] == SPECS[int(best_slot) - 1]["axes"]
+    # the ledger keeps the paired verdict against the parent that `best` ranks by
+    assert committed["vs_parent"]["verdict"] == pick["best_vs_parent"]["verdict"]
+    assert committed["vs_parent"]["shared"] == pick["best_vs_parent"]["shared"]
 
     experience = [json.loads(l) for l in (memory / "experience.jsonl").read_text().splitlines()]
     assert [(r["slot"], r["outcome"]) for r in experience] == [
@@ -102,15 +105,18 @@ def test_kdloop_iteration_end_to_end(driver, monkeypatch, tmp_path_factory):
                            capture_output=True, text=True, check=True).stdout
     assert len(shown.splitlines()) == 2
 
-    # 5. DISTILL: a lesson, and the tested hypothesis updated (append new, delete old line)
+    # the best slot's row read `picked` in the iteration's commit and `committed` once it succeeded
+    at_commit = subprocess.run(["git", "-C", str(run_dir), "show", f"{committed['commit']}:memory/experience.jsonl"],
+                               capture_output=True, text=True, check=True).stdout
+    assert [json.loads(l)["outcome"] for l in at_commit.splitlines()][int(best_slot) - 1] == "picked"
+
+    # 5. DISTILL: a lesson, and the tested hypothesis updated by its id
     d.run("variants/kdloop", 'architect kdloop append $run knowledge --text "..." --json')
-    lines = d.run("variants/kdloop", "architect kdloop show $run hypotheses --json")["lines"]
-    assert len(lines) == 1 and '"h4"' in lines[0]
-    (d.workdir / "row.json").write_text(json.dumps(
-        {"id": "h4", "statement": "...", "axes": ["planning"], "status": "inconclusive", "iteration": 1}))
-    d.run("variants/kdloop", "architect kdloop delete $run hypotheses --line L --json", L=1)
-    hyps = (memory / "hypotheses.jsonl").read_text()
-    assert hyps == ""
+    updated = d.run("variants/kdloop", 'architect kdloop hypothesis update $run h4 --status supported '
+                    '--evidence "iteration N slot k: +6/−1, better" --iteration N --json', N=1, k=best_slot)
+    assert updated["after"]["status"] == "supported" and updated["after"]["iteration"] == 1
+    hyps = [json.loads(l) for l in (memory / "hypotheses.jsonl").read_text().splitlines()]
+    assert [(h["id"], h["status"]) for h in hyps] == [("h4", "supported")]
 
     rows = [json.loads(l) for l in (run_dir / "ledger.jsonl").read_text().splitlines()]
     assert [r["status"] for r in rows] == ["committed", "committed", "discarded", "discarded"]

@@ -117,7 +117,7 @@ def test_pick_best_logs_every_evaluated_slot_once_with_its_paired_verdict(run, t
     result = kdloop.pick_best(run.paths, specs, [s1, s2, s3])
     assert result["best"] == str(s2) and sorted(result["discard"]) == sorted([str(s1), str(s3)])
     rows = [json.loads(l) for l in (run.root / "memory" / "experience.jsonl").read_text().splitlines()]
-    assert [r["outcome"] for r in rows] == ["evaluated", "committed"]  # the failed slot enters no memory
+    assert [r["outcome"] for r in rows] == ["evaluated", "picked"]  # the failed slot enters no memory
     assert rows[1]["delta"] == pytest.approx(0.5)
     # +2/−0 on 4 episodes: McNemar p = 0.5, a near-tie with the parent, not an improvement
     assert rows[1]["verdict"] == "indistinguishable" and rows[1]["p_value"] == pytest.approx(0.5)
@@ -168,50 +168,75 @@ def test_a_reused_iteration_number_logs_its_fresh_slots(run, tmp_path):
     again = run.staging("1-1", [1, 1], staged="2026-01-01T00:05:00+00:00")
     assert kdloop.pick_best(run.paths, specs, [again])["best"] == str(again)
     rows = [json.loads(l) for l in (run.root / "memory" / "experience.jsonl").read_text().splitlines()]
-    assert [r["outcome"] for r in rows] == ["committed"]
+    assert [r["outcome"] for r in rows] == ["picked"]
 
 
-def test_a_near_miss_may_be_stacked_only_if_it_was_one(run, tmp_path):
-    s1 = run.staging("1-1", [1, 1, 0, 0])   # +1/−0 on 4 episodes: higher, indistinguishable
-    kdloop.pick_best(run.paths, _specs(tmp_path, [_spec(1)]), [s1])
-    stacked = dict(_spec(1), stack_near_miss={"iteration": 1, "slot": "1", "delta": 0.25})
-    assert kdloop.register_specs(run.paths, _specs(tmp_path, [stacked], iteration=2, parent=1), "think")["specs"] == 1
-    unknown = dict(_spec(2), stack_near_miss={"iteration": 1, "slot": "3"})
-    with pytest.raises(UserError, match="does not have"):
-        kdloop.register_specs(run.paths, _specs(tmp_path, [unknown], iteration=2, parent=1), "think")
-    s2 = run.staging("2-1", [0, 0, 0, 0])   # below its parent: not a near-miss
-    kdloop.pick_best(run.paths, _specs(tmp_path, [_spec(1)], iteration=2), [s2])
-    worse = dict(_spec(1), stack_near_miss={"iteration": 2, "slot": "1"})
-    with pytest.raises(UserError, match="not a near-miss"):
-        kdloop.register_specs(run.paths, _specs(tmp_path, [worse], iteration=3, parent=1), "think")
+def _experience(run) -> list[dict]:
+    return [json.loads(l) for l in (run.root / "memory" / "experience.jsonl").read_text().splitlines()]
 
 
-def test_slot_turns_a_spec_into_proposal_and_edit(run, tmp_path):
-    from harness.rundir import proposal
-
-    spec = dict(_spec(2, ("memory/state",)), change="retype memory", hypothesis_id="h1",
-                patch={"ops": [{"op": "retype_node", "id": "memory", "type": "babyai.FullMap", "config": {}}]})
-    specs = _specs(tmp_path, [_spec(1), spec])
-    folder = run.staging("1-2")
-    (folder / "stage.json").write_text(json.dumps({"iteration": 1, "slot": "2", "parent": 0, "created": "x"}))
-    out = kdloop.materialize(run.paths, specs, folder)
-    meta, body = proposal.read(folder / "proposal.md")
-    assert meta == {"description": "spec 2", "axes": ["memory/state"], "parent": 0, "hypothesis_id": "h1"}
-    assert "helps" in body and "retype memory" in body
-    assert json.loads((folder / "edit.json").read_text()) == spec["patch"] and out["edit"].endswith("edit.json")
-    (folder / "stage.json").write_text(json.dumps({"iteration": 1, "slot": "2", "parent": 3, "created": "x"}))
-    with pytest.raises(UserError, match="--parent 0"):
-        kdloop.materialize(run.paths, specs, folder)
+def test_pick_ranks_a_better_verdict_before_a_higher_mean(fake_run, tmp_path):
+    fake_run.commit([1] * 10 + [0] * 10)                                  # iteration 0: 50 %
+    kdloop.init_memory(fake_run.paths)
+    better = fake_run.staging("1-1", [1] * 16 + [0] * 4)                  # 80 %: +6/−0, McNemar p = 0.031
+    higher = fake_run.staging("1-2", [0] * 3 + [1] * 17)                  # 85 %: +10/−3, p = 0.092
+    result = kdloop.pick_best(fake_run.paths, _specs(tmp_path, [_spec(1), _spec(2)]), [better, higher])
+    assert result["best"] == str(better) and result["best_vs_parent"]["verdict"] == "better"
+    assert [s["vs_parent"]["verdict"] for s in result["slots"]] == ["better", "indistinguishable"]
+    assert "verdict against the parent first" in result["rule"]
 
 
-def test_slots_of_a_won_iteration_are_not_skips_failed_attempts_are():
-    from harness.rundir.ledger import trailing_skips
+def test_the_picked_slot_reads_committed_only_once_its_commit_is_in_the_ledger(run, tmp_path):
+    specs = _specs(tmp_path, [_spec(1), _spec(2)])
+    kdloop.pick_best(run.paths, specs, [run.staging("1-1", [1, 0, 0, 0]), run.staging("1-2", [1, 1, 0, 0])])
+    assert [r["outcome"] for r in _experience(run)] == ["evaluated", "picked"]
+    assert kdloop.settle_outcomes(run.paths) == 0      # no commit yet: still picked
+    run.commit([1, 1, 0, 0], parent=0)
+    run.rows[-1]["slot"] = "2"
+    run._ledger()
+    assert kdloop.settle_outcomes(run.paths) == 1
+    assert [r["outcome"] for r in _experience(run)] == ["evaluated", "committed"]
+    specs2 = _specs(tmp_path, [_spec(1)], iteration=2, parent=1)
+    kdloop.pick_best(run.paths, specs2, [run.staging("2-1", [1, 1, 1, 0])])
+    run.discard(parent=1, description="spec 1", reason="commit refused")   # its commit never happened
+    run.rows[-1]["slot"] = "1"
+    run._ledger()
+    kdloop.settle_outcomes(run.paths)
+    assert [r["outcome"] for r in _experience(run)] == ["evaluated", "committed", "evaluated"]
 
-    def row(status, iteration, slot=None, **extra):
-        return {"status": status, "iteration": iteration, "slot": slot, **extra}
 
-    won = [row("committed", 0), row("committed", 1, "1"), row("discarded", 1, "2", lost_slot=True),
-           row("discarded", 1, "3")]
-    assert trailing_skips(won) == 0
-    assert trailing_skips(won + [row("discarded", 2), row("discarded", 2, "1")]) == 2
-    assert trailing_skips([row("committed", 0), row("discarded", 1, "1"), row("discarded", 1, "2")]) == 2
+def test_rows_appended_to_search_space_stay_in_its_table(run):
+    kdloop.append(run.paths, "search_space", "Audit after iteration 3: planning is promising.")
+    kdloop.append(run.paths, "search_space", "| planning | promising | +2/−0 at iteration 3 |")
+    lines = (run.root / "memory" / "search_space.md").read_text().splitlines()
+    table = [i for i, line in enumerate(lines) if line.startswith("|")]
+    assert table == list(range(table[0], table[-1] + 1))  # one block: no blank line splits the table
+    assert lines[table[-1]] == "| planning | promising | +2/−0 at iteration 3 |"
+    assert lines[table[-1] + 1] == "" and lines[-1] == "Audit after iteration 3: planning is promising."
+    before = (run.root / "memory" / "search_space.md").read_text()
+    with pytest.raises(UserError, match="has 2 cells, the table has 3"):
+        kdloop.append(run.paths, "search_space", "| planning | exhausted |")
+    assert (run.root / "memory" / "search_space.md").read_text() == before
+
+
+def test_hypotheses_are_updated_by_id(run):
+    kdloop.append(run.paths, "hypotheses", json.dumps({"id": "h1", "statement": "a map helps",
+                                                        "axes": ["memory/state"], "status": "open"}))
+    kdloop.append(run.paths, "hypotheses", json.dumps({"id": "h2", "statement": "stop earlier",
+                                                        "axes": ["stopping"], "status": "open"}))
+    with pytest.raises(UserError, match="'h1' already exists"):
+        kdloop.append(run.paths, "hypotheses", json.dumps({"id": "h1", "statement": "again",
+                                                            "axes": ["planning"], "status": "open"}))
+    result = kdloop.update_hypothesis(run.paths, "h1", {"status": "supported", "evidence": "iteration 2: better",
+                                                        "iteration": 2, "statement": None})
+    assert result["before"]["status"] == "open" and result["after"]["statement"] == "a map helps"
+    rows = [json.loads(l) for l in (run.root / "memory" / "hypotheses.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["status"]) for r in rows] == [("h1", "supported"), ("h2", "open")]
+    before = (run.root / "memory" / "hypotheses.jsonl").read_text()
+    with pytest.raises(UserError, match="no hypothesis 'h9'.*h1, h2"):
+        kdloop.update_hypothesis(run.paths, "h9", {"status": "refuted"})
+    with pytest.raises(UserError, match="kdloop_hypothesis"):
+        kdloop.update_hypothesis(run.paths, "h2", {"status": "maybe"})
+    with pytest.raises(UserError, match="nothing to change"):
+        kdloop.update_hypothesis(run.paths, "h2", {"status": None})
+    assert (run.root / "memory" / "hypotheses.jsonl").read_text() == before

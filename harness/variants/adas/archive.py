@@ -9,6 +9,7 @@ zero-scoring candidate is an entry like any other.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -164,6 +165,28 @@ def record_debug(staging: Path, error: str) -> dict[str, Any]:
     }
 
 
+_HEADING = re.compile(r"^(#{1,6})(\s)")
+
+
+def nested(text: str, level: int = 3) -> str:
+    """Markdown text shifted so that its top headings are at `level` (below the
+    history's own `## ` sections); headings inside code fences stay as they are."""
+    lines = text.strip().splitlines()
+    fenced, headings = False, []
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and _HEADING.match(line):
+            headings.append(i)
+    shift = level - min((len(_HEADING.match(lines[i]).group(1)) for i in headings), default=level)
+    if shift <= 0:
+        return "\n".join(lines)
+    for i in headings:
+        hashes = _HEADING.match(lines[i]).group(1)
+        lines[i] = "#" * min(6, len(hashes) + shift) + lines[i][len(hashes):]
+    return "\n".join(lines)
+
+
 def render_history(paths: RunPaths, staging: Path) -> dict[str, Any]:
     """One history file shared by both reflexion rounds and the debug retries."""
     proposal = staging / "proposal.md"
@@ -175,14 +198,14 @@ def render_history(paths: RunPaths, staging: Path) -> dict[str, Any]:
         f"Archive (read it first): {paths.memory / 'archive.md'}",
         "",
         "## Current proposal",
-        proposal.read_text(encoding="utf-8").strip(),
+        nested(proposal.read_text(encoding="utf-8")),
     ]
     rounds = []
     for k in range(1, REFLEXION_ROUNDS + 1):
         path = staging / f"reflexion-{k}.md"
         if path.is_file():
             rounds.append(k)
-            parts += ["", f"## Reflexion round {k}", path.read_text(encoding="utf-8").strip()]
+            parts += ["", f"## Reflexion round {k}", nested(path.read_text(encoding="utf-8"))]
     attempts = read_jsonl(debug_path(staging))
     for a in attempts:
         parts += ["", f"## Debug attempt {a['attempt']}: error", "```", a["error"], "```"]

@@ -1,9 +1,9 @@
 """AFlow helpers: soft-mixed parent selection, per-parent experience, duplicates.
 
 Scores are mean primary scores in percent. A committed child is an accepted
-modification of its parent when its mean is strictly greater, else rejected;
-each carries the paired verdict against its parent on the shared episodes
-(better / worse / indistinguishable), so a near-tie reads as one. Failed
+modification of its parent when the paired test on their shared episodes calls
+it better, else rejected (worse, or indistinguishable whatever the means: a
+higher mean the test cannot tell from noise is not a gain). Failed
 attempts (discarded: check, smoke or evaluation failures) never happened as far
 as AFlow is concerned: they are in neither list nor in the duplicate check.
 Both lists are shown to the proposer as modifications not to repeat.
@@ -97,9 +97,7 @@ def experience(paths: RunPaths) -> dict[str, dict[str, Any]]:
         if child_metrics is not None and parent_metrics is not None:
             vs = verdict_summary(parent_metrics, child_metrics)
             record.update(verdict=vs["verdict"], gained=vs["gained"], lost=vs["lost"], p_value=vs["p_value"])
-        parent_score = entry["score"]
-        accepted = child_score is not None and parent_score is not None and child_score > parent_score
-        entry["success" if accepted else "failure"][str(row["iteration"])] = record
+        entry["success" if record["verdict"] == "better" else "failure"][str(row["iteration"])] = record
     return table
 
 
@@ -112,10 +110,10 @@ def render_experience(table: dict[str, dict[str, Any]], parent: int) -> str:
         "",
         "Do not repeat any modification below; build on accepted ones with something new.",
         "",
-        "## Accepted (scored strictly higher than the parent; 'indistinguishable' marks a near-tie)",
+        "## Accepted (the paired test calls it better than the parent)",
     ]
     lines += _render_records(entry["success"]) or ["- none yet"]
-    lines += ["", "## Rejected (scored no higher than the parent)"]
+    lines += ["", "## Rejected (worse, or indistinguishable from the parent by the paired test, whatever the mean)"]
     lines += _render_records(entry["failure"]) or ["- none yet"]
     return "\n".join(lines) + "\n"
 

@@ -3,6 +3,7 @@ slots, REFLECT). Deterministic; all take --json."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -69,6 +70,32 @@ def kdloop_delete(run, file, lines, as_json):
 
     result = kdloop.delete_lines(resolve_run(run), file, list(lines))
     emit(result, as_json, lines_of(result))
+
+
+@kdloop_group.group("hypothesis")
+def kdloop_hypothesis():
+    """Hypotheses by id (hypotheses.jsonl; add one with `kdloop append RUN hypotheses`)."""
+
+
+@kdloop_hypothesis.command("update")
+@RUN_ARGUMENT
+@click.argument("hypothesis_id", metavar="ID")
+@click.option("--status", type=click.Choice(["open", "supported", "refuted", "inconclusive", "retired"]))
+@click.option("--evidence", help="What the experiments showed (replaces the old text).")
+@click.option("--statement", help="A sharper statement of the hypothesis.")
+@click.option("--axis", "axes", multiple=True, help="Intervention axis (repeatable; replaces the old axes).")
+@click.option("--iteration", type=int, help="The iteration that updated it.")
+@JSON_OPTION
+@handled
+def kdloop_hypothesis_update(run, hypothesis_id, status, evidence, statement, axes, iteration, as_json):
+    """Change hypothesis ID in place (the row is validated; line numbers do not matter)."""
+    from harness.rundir.layout import resolve_run
+    from harness.variants.kdloop import memory as kdloop
+
+    changes = {"status": status, "evidence": evidence, "statement": statement,
+               "axes": list(axes) or None, "iteration": iteration}
+    result = kdloop.update_hypothesis(resolve_run(run), hypothesis_id, changes)
+    emit(result, as_json, f"{hypothesis_id}: " + json.dumps(result["after"], sort_keys=True))
 
 
 @kdloop_group.command("show")

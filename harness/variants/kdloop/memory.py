@@ -1,8 +1,9 @@
 """KDLoop helpers: memory files, spec validation, picking the best slot, REFLECT triggers.
 
 Memory lives in runs/<id>/memory/: `knowledge.md` and `search_space.md`
-(Markdown, appended and pruned line by line), `hypotheses.jsonl` and
-`experience.jsonl` (one schema-validated JSON object a line), plus
+(Markdown, appended and pruned line by line; rows appended to a table stay in
+it), `hypotheses.jsonl` (one schema-validated JSON object a line, updated by
+id) and `experience.jsonl` (likewise, written by `pick_best`), plus
 `events.jsonl`, the loop's own bookkeeping of THINK and REFLECT events that the
 REFLECT triggers are computed from.
 """
@@ -16,6 +17,7 @@ from typing import Any
 from harness.errors import UserError
 from harness.fileio import parse_json, read_json, read_jsonl, write_text_atomic
 from harness.rundir.layout import RunPaths
+from harness.rundir.ledger import BEST_RULE, VERDICT_RANK, read_rows
 from harness.rundir.records import read_iteration_metrics, read_metrics, read_record
 from harness.schemas import validate_instance
 from harness.variants.fitness import (
@@ -47,7 +49,7 @@ def _initial_text(name: str) -> str:
         rows = "\n".join(f"| {axis} | untried | |" for axis in AXES)
         return (
             "# Search space\n\nCoverage of the intervention axes; REFLECT audits and appends here.\n\n"
-            "| axis | status | notes |\n|---|---|---|\n" + rows + "\n\n"
+            "| axis | status | notes |\n|---|---|---|\n" + rows + "\n"
         )
     return ""
 
@@ -85,12 +87,76 @@ def append(paths: RunPaths, name: str, text: str) -> dict[str, Any]:
     lines = _lines(path)
     if name in ROW_SCHEMAS:
         new = [_validated_row(name, text)]
+        if name == "hypotheses":
+            _check_new_hypothesis(lines, new[0], path)
+        lines = lines + new
     else:
         if not text.strip():
             raise UserError(f"append to {name}: empty text")
-        new = text.rstrip("\n").splitlines()
-    write_text_atomic(path, "\n".join(lines + new) + "\n")
-    return {"file": str(path), "appended_lines": len(new), "lines": len(lines) + len(new)}
+        new = text.strip("\n").splitlines()
+        lines = _markdown_append(lines, new, path)
+    write_text_atomic(path, "\n".join(lines) + "\n")
+    return {"file": str(path), "appended_lines": len(new), "lines": len(lines)}
+
+
+def _is_row(line: str) -> bool:
+    return line.lstrip().startswith("|")
+
+
+def _cells(line: str) -> int:
+    return len(line.strip().strip("|").split("|"))
+
+
+def _markdown_append(lines: list[str], new: list[str], path: Path) -> list[str]:
+    """Table rows (every new line starts with `|`) go right below the file's
+    last table, with no blank line between (one would end the table), and must
+    have its column count; other text is appended, after a blank line when
+    the file ends in a table row (else it would read as one more row)."""
+    tables = [i for i, line in enumerate(lines) if _is_row(line)]
+    if tables and all(_is_row(line) for line in new):
+        end = tables[-1]
+        start = end
+        while start > 0 and _is_row(lines[start - 1]):
+            start -= 1
+        columns = _cells(lines[start])
+        bad = [line for line in new if _cells(line) != columns]
+        if bad:
+            raise UserError(f"append to {path}: row {bad[0]!r} has {_cells(bad[0])} cells, the table has {columns}")
+        return lines[:end + 1] + new + lines[end + 1:]
+    return lines + ([""] if lines and _is_row(lines[-1]) else []) + new
+
+
+def _check_new_hypothesis(lines: list[str], row: str, path: Path) -> None:
+    new_id = json.loads(row)["id"]
+    if any(json.loads(line).get("id") == new_id for line in lines if line.strip()):
+        raise UserError(f"append to {path}: hypothesis {new_id!r} already exists; change it with "
+                        f"`architect kdloop hypothesis update RUN {new_id} ...`")
+
+
+HYPOTHESIS_FIELDS = ("statement", "axes", "status", "iteration", "evidence")
+
+
+def update_hypothesis(paths: RunPaths, hypothesis_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+    """Set fields of the hypothesis with this id (validated; all or nothing)."""
+    path = memory_path(paths, "hypotheses")
+    rows = [json.loads(line) for line in _lines(path) if line.strip()]
+    found = [r for r in rows if r.get("id") == hypothesis_id]
+    if not found:
+        known = ", ".join(r.get("id", "?") for r in rows) or "none"
+        raise UserError(f"hypothesis update: no hypothesis {hypothesis_id!r} in {path} (ids: {known})")
+    changes = {k: v for k, v in changes.items() if v is not None}
+    if not changes:
+        raise UserError(f"hypothesis update {hypothesis_id}: nothing to change: give at least one of "
+                        + ", ".join(f"--{f}" for f in HYPOTHESIS_FIELDS))
+    before = dict(found[0])
+    updated = dict(before, **changes)
+    errors = validate_instance(ROW_SCHEMAS["hypotheses"], updated)
+    if errors:
+        raise UserError(f"hypothesis update {hypothesis_id}: does not match "
+                        f"schemas/{ROW_SCHEMAS['hypotheses']}.schema.json: " + "; ".join(errors))
+    rows = [updated if r is found[0] else r for r in rows]
+    write_text_atomic(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    return {"file": str(path), "id": hypothesis_id, "before": before, "after": updated}
 
 
 def _validated_row(name: str, text: str) -> str:
@@ -166,6 +232,7 @@ def check_near_misses(paths: RunPaths, doc: dict[str, Any], where: Path) -> None
 def register_specs(paths: RunPaths, path: Path, stage: str) -> dict[str, Any]:
     """Validate THINK's (or CRITIC's) specs.json and log the event; empty THINK is recorded."""
     doc = load_specs(path)
+    settle_outcomes(paths)
     check_near_misses(paths, doc, path)
     record_event(paths, {"event": stage, "iteration": doc["iteration"], "specs": len(doc["specs"]),
                          "axes": sorted({a for s in doc["specs"] for a in s["axes"]})})
@@ -227,14 +294,24 @@ def _slot_spec(doc: dict, staging: Path, specs_path: Path) -> tuple[str, dict[st
     return slot, doc["specs"][int(slot) - 1]
 
 
+def _slot_rank(result: dict[str, Any]) -> tuple:
+    """ledger.BEST_RULE for slots: paired verdict against the parent, then mean, then slot number."""
+    verdict = (result["vs_parent"] or {}).get("verdict")
+    return -VERDICT_RANK.get(verdict, 1), -result["score"], int(result["slot"])
+
+
 def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[str, Any]:
-    """Score each slot, choose the best evaluated one (highest mean), and give
-    each slot's paired verdict against the parent and the best's against the
-    runner-up (indistinguishable: a near-tie, reported as one). Evaluated slots
-    are appended to experience.jsonl; failed ones enter no memory."""
+    """Score each slot, choose the best evaluated one by ledger.BEST_RULE (a
+    slot the paired test calls better than the parent outranks a higher mean
+    it calls indistinguishable), and give each slot's paired verdict against
+    the parent and the best's against the runner-up (indistinguishable: a
+    near-tie, reported as one). Evaluated slots are appended to
+    experience.jsonl, the best as `picked` until its commit succeeds
+    (`settle_outcomes`); failed ones enter no memory."""
     from harness.evaluation.compare import verdict_summary
 
     doc = load_specs(specs_path)
+    settle_outcomes(paths)
     parent = doc["parent"]
     parent_score = committed_scores(paths).get(parent)
     parent_metrics = read_iteration_metrics(paths, parent)
@@ -247,7 +324,7 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
             vs_parent = verdict_summary(parent_metrics, _metrics(staging))
         results.append({"staging": str(staging), "slot": slot, "spec": spec, "score": score, "reason": reason,
                         "vs_parent": vs_parent})
-    evaluated = sorted((r for r in results if r["score"] is not None), key=lambda r: (-r["score"], int(r["slot"])))
+    evaluated = sorted((r for r in results if r["score"] is not None), key=_slot_rank)
     best = evaluated[0] if evaluated else None
     vs_runner_up = None
     if len(evaluated) > 1:
@@ -259,7 +336,7 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
     already = {(row["iteration"], row["slot"], row.get("staged"), row["spec_id"])
                for row in read_jsonl(memory_path(paths, "experience"))}
     for r in results:
-        outcome = "failed" if r["score"] is None else ("committed" if r is best else "evaluated")
+        outcome = "failed" if r["score"] is None else ("picked" if r is best else "evaluated")
         r["outcome"] = outcome
         staged = _staged_at(Path(r["staging"]))
         if outcome == "failed" or (doc["iteration"], r["slot"], staged, r["spec"]["id"]) in already:
@@ -279,6 +356,7 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
         "iteration": doc["iteration"],
         "parent": parent,
         "parent_score": parent_score,
+        "rule": BEST_RULE,
         "best": best["staging"] if best else None,
         "best_description": best["spec"]["description"] if best else None,
         "best_vs_parent": best["vs_parent"] if best else None,
@@ -288,6 +366,33 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
         "slots": [{k: r[k] for k in ("staging", "slot", "score", "outcome", "reason", "vs_parent")}
                   | {"spec_id": r["spec"]["id"]} for r in results],
     }
+
+
+def settle_outcomes(paths: RunPaths) -> int:
+    """Rewrite `picked` experience rows once the ledger tells: `committed` when
+    that slot's commit succeeded, `evaluated` when another slot (or nothing) of
+    its iteration was committed or it was discarded. Returns rows changed."""
+    path = memory_path(paths, "experience")
+    if not path.is_file():
+        return 0
+    rows = read_jsonl(path)
+    ledger_rows = read_rows(paths.ledger)
+    changed = 0
+    for row in rows:
+        if row.get("outcome") != "picked":
+            continue
+        ended = [r for r in ledger_rows
+                 if r["iteration"] == row["iteration"] and r["time"] >= (row.get("staged") or "")]
+        if any(r["status"] == "committed" and str(r.get("slot")) == row["slot"] for r in ended):
+            row["outcome"] = "committed"
+        elif any(r["status"] == "committed" or str(r.get("slot")) == row["slot"] for r in ended):
+            row["outcome"] = "evaluated"
+        else:
+            continue
+        changed += 1
+    if changed:
+        write_text_atomic(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    return changed
 
 
 def _metrics(staging: Path) -> dict[str, Any]:

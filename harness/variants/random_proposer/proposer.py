@@ -247,10 +247,7 @@ class RandomProposer:
         if choice is None:
             return None
         edge, endpoint = choice
-        new_edge = {"op": "add_edge", "from": endpoint, "to": edge["to"]}
-        if "delay" in edge:
-            new_edge["delay"] = edge["delay"]
-        ops = [{"op": "remove_edge", "from": edge["from"], "to": edge["to"]}, new_edge]
+        ops = [{"op": "rewire_edge", "from": edge["from"], "to": edge["to"], "new_from": endpoint}]
         nt = w.types.get(target_node)
         return ops, f"rewire {edge['to']}: {edge['from']} -> {endpoint}", nt.role if nt else None
 
