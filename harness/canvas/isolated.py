@@ -115,8 +115,9 @@ def isolated_overlay(files: list[Path], candidate_dir: Path, overlay, executor: 
         nodeset.process().request({"op": "ping"}, LOAD_SECONDS)
     except SandboxError as exc:
         nodeset.close()
-        overlay.load_errors.append(("nodeset/", f"the candidate's node files could not be loaded in the sandbox "
-                                                f"process: {exc}"))
+        names = ", ".join(f"nodeset/{Path(f).name}" for f in files)
+        overlay.load_errors.append(("nodeset/", f"the candidate's node files ({names}) could not be loaded in the "
+                                                f"sandbox process: {exc}"))
         return nodeset
     nodeset.close()  # declared; a process runs again only while nodes of these types exist
     declared = nodeset.declared or {}

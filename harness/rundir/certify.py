@@ -64,7 +64,8 @@ def _draws(run: Run, iteration: int, reruns: int, fresh_seeds: bool, progress: b
     for k in range(1, reruns + 1):
         metrics = evaluate(candidate, tier, episodes=episodes, use_cache=False, progress=progress,
                            workers=_workers(episodes), noise_seed=k,
-                           reseed=k * FRESH_SEED_STRIDE if fresh_seeds else 0, tiers=run.manifest.get("tiers"), **run.backend())
+                           reseed=k * FRESH_SEED_STRIDE if fresh_seeds else 0, tiers=run.manifest.get("tiers"),
+                           **run.backend())
         if not metrics["complete"]:
             raise UserError(f"certification: rerun {k} of iteration {iteration} is incomplete "
                             f"({metrics['infra_failures']} infrastructure failures); certify again")
@@ -80,7 +81,8 @@ def _holdout(run: Run, tier: str, best: int, episodes: int | None, progress: boo
     runs = {}
     for label, iteration in (("baseline", 0), ("best", best)):
         runs[label] = evaluate(run.paths.iteration(iteration) / "candidate", tier, episodes=episodes,
-                               progress=progress, workers=_workers(episodes), tiers=run.manifest.get("tiers"), **run.backend())
+                               progress=progress, workers=_workers(episodes), tiers=run.manifest.get("tiers"),
+                               **run.backend())
         if not runs[label]["complete"]:
             raise UserError(f"certification: the holdout evaluation of iteration {iteration} is incomplete; "
                             "certify again")

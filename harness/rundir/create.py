@@ -63,7 +63,8 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
         raise UserError(f"{target} already exists: choose another --run-id (or resume it with `architect loop --resume`)")
     executor = executor.with_tiers(run_tiers)
     performance_tier, default_holdout = tiers.search_tiers(executor, performance_tier)
-    profile = dict(executor.profile, performance_tier=performance_tier, holdout_tier=holdout_tier or default_holdout)
+    profile = dict(executor.profile, performance_tier=performance_tier,
+                   holdout_tier=holdout_tier or default_holdout)
     runs_dir.mkdir(parents=True, exist_ok=True)
     _remove_abandoned_builds(runs_dir, run_id)
     build = runs_dir / f".init-{run_id}-{os.getpid()}"

@@ -85,7 +85,8 @@ def test_a_bad_list_is_refused_naming_the_file_the_entry_and_the_field(tmp_path,
 
 
 def test_each_executor_checks_its_own_fields(tmp_path):
-    path = _write(tmp_path, "r2r.jsonl", '{"split": "val_unseen", "instr_id": "1304_0"}\n{"split": "test", "instr_id": "1_0"}\n')
+    path = _write(tmp_path, "r2r.jsonl",
+                  '{"split": "val_unseen", "instr_id": "1304_0"}\n{"split": "test", "instr_id": "1_0"}\n')
     with pytest.raises(UserError, match=r"r2r.jsonl: line 2: not a mapgpt episode: at /split"):
         read_episode_list(path, find_executor("mapgpt"))
     libero = _write(tmp_path, "l.jsonl", '{"suite": "libero_spatial", "task": 0, "init_state": 0, "max_steps": 5}\n')
