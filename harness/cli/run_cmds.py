@@ -41,20 +41,18 @@ TIER_OPTION = click.option(
          "(holdout-hard for search-hard, else holdout) is the one certification uses.")
 
 
-EPISODE_LIST_OPTIONS_HELP = (
-    "New run: evaluate every iteration on the episodes listed in FILE (.jsonl, one episode object per line, or a "
-    ".json/.yaml list; checked against schemas/episode_<executor>.schema.json), a tier named by --tier or after "
-    "the file, stored in the run's manifest.",
-    "New run: certify on the episodes listed in FILE instead of the profile's holdout: a sealed tier named after "
-    "the file, stored in the run's manifest, sharing no episode with any other tier.")
-
-
 def EPISODE_LIST_OPTIONS(command):
     """--episodes FILE (the performance tier) and --holdout FILE (the sealed tier) of a new run."""
-    command = click.option("--holdout", "holdout_file", type=click.Path(dir_okay=False, path_type=Path),
-                           default=None, metavar="FILE", help=EPISODE_LIST_OPTIONS_HELP[1])(command)
-    return click.option("--episodes", "episodes_file", type=click.Path(dir_okay=False, path_type=Path),
-                        default=None, metavar="FILE", help=EPISODE_LIST_OPTIONS_HELP[0])(command)
+    file = click.Path(dir_okay=False, path_type=Path)
+    command = click.option(
+        "--holdout", "holdout_file", type=file, default=None, metavar="FILE",
+        help="New run: certify on the episodes listed in FILE instead of the profile's holdout: a sealed tier "
+             "named after the file, stored in the run's manifest, sharing no episode with any other tier.")(command)
+    return click.option(
+        "--episodes", "episodes_file", type=file, default=None, metavar="FILE",
+        help="New run: evaluate every iteration on the episodes listed in FILE (.jsonl, one episode object per "
+             "line, or a .json/.yaml list; checked against schemas/episode_<executor>.schema.json), a tier named "
+             "by --tier or after the file, stored in the run's manifest.")(command)
 
 
 def _run_tiers(executor_or_seed: str, episodes_file, holdout_file, tier) -> dict:
