@@ -10,11 +10,13 @@ spec declares (`episode_schema`, in `schemas/`); an error names the file, the li
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 from harness.fileio import InputError, parse_json, read_text
 
 MAX_EPISODES = 100_000
+TIER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # as schemas/manifest.schema.json's `tiers:` keys
 
 
 def read_episode_list(path: Path, spec) -> list[dict]:
@@ -73,7 +75,14 @@ def episode_list_tier(path: Path, spec, *, sealed: bool = False) -> dict:
 
 def tier_name(path: Path) -> str:
     """The tier an episode list defines when none is named: the file's name without its suffix."""
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in path.stem) or "episodes"
+    name = "".join(c if c.isalnum() or c in "._-" else "_" for c in path.stem).lstrip("._-")
+    return name or "episodes"
+
+
+def check_tier_name(name: str, option: str) -> None:
+    if not TIER_NAME.match(name):
+        raise InputError(f"{option} {name!r}: a tier name is letters, digits, '.', '_' and '-', starting with a "
+                         "letter or digit")
 
 
 def run_tiers(executor, episodes: Path | None, holdout: Path | None,
@@ -86,10 +95,12 @@ def run_tiers(executor, episodes: Path | None, holdout: Path | None,
     out = {}
     if episodes is not None:
         tier = tier or tier_name(episodes)
+        check_tier_name(tier, "--tier")
         out[tier] = episode_list_tier(episodes, executor.spec)
     holdout_name = None
     if holdout is not None:
         holdout_name = tier_name(holdout)
+        check_tier_name(holdout_name, "--holdout")
         if holdout_name in out:
             raise InputError(f"{holdout}: --holdout and --episodes name the same tier {holdout_name!r}; rename a file")
         out[holdout_name] = episode_list_tier(holdout, executor.spec, sealed=True)

@@ -86,9 +86,10 @@ def run(candidate: Path, tier: str, episodes, workers, in_flight, out_dir, no_ca
     cand = load_candidate(candidate)
     tiers = None
     if isinstance(episodes, Path):
-        from harness.episode_lists import episode_list_tier, tier_name
+        from harness.episode_lists import check_tier_name, episode_list_tier, tier_name
 
         tier = tier or tier_name(episodes)
+        check_tier_name(tier, "--tier")
         tiers = {tier: episode_list_tier(episodes, cand.executor.spec)}
         episodes = None
     elif tier is None:

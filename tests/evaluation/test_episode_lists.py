@@ -121,6 +121,9 @@ def test_experiment_run_refuses_a_bad_list_or_a_profile_tiers_name_and_writes_no
     result, body = _run(["experiment", "run", "babyai", "--episodes", str(good), "--tier", "smoke",
                          "--out", str(tmp_path / "out"), "--json"])
     assert result.exit_code != 0 and "'smoke' is a tier of executor 'babyai'" in body["error"]
+    result, body = _run(["experiment", "run", "babyai", "--episodes", str(good), "--tier", "../../up",
+                         "--json"])
+    assert result.exit_code != 0 and body["error"].startswith("--tier '../../up': a tier name is")
     result, body = _run(["experiment", "run", "babyai", "--json"])
     assert result.exit_code != 0 and "--tier is required" in body["error"]
     assert not (tmp_path / "out").exists()
@@ -155,3 +158,14 @@ def test_a_holdout_sharing_an_episode_with_another_tier_is_refused(tmp_path):
     assert body["error"] == (f"{held}: the sealed holdout shares 1 episode(s) with tier 'mine', "
                              "e.g. BabyAI-GoToLocal-v0:77")
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_runs_tier_name_must_be_a_plain_name(tmp_path):
+    search = _write(tmp_path, "mine.jsonl", GOOD)
+    result, body = _run(["init", "random", "babyai", "--episodes", str(search), "--tier", "../x", "--dry-run",
+                         "--json"])
+    assert result.exit_code != 0
+    assert body["error"].startswith("--tier '../x': a tier name is letters, digits")
+    from harness.episode_lists import tier_name
+
+    assert tier_name(tmp_path / "_my levels.jsonl") == "my_levels"
