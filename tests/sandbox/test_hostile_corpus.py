@@ -20,18 +20,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
-from hostile_kit import CASES, adapt, candidate, episodes, with_spy
+from hostile_kit import CASES, CORPUS, HOSTILE, adapt, candidate, episodes, with_spy
 
 from harness import PROJECT_ROOT
 from harness.canvas.runtime import TERMINATIONS, GraphRunner
 from harness.canvas.validate import validate_graph
 
-HOSTILE = Path(__file__).parent / "hostile"
-CORPUS = sorted(HOSTILE.glob("*.py"))
 SEED = PROJECT_ROOT / "seeds" / "babyai"
 CANARY = Path("/tmp/architect-hostile-canary")
 EPISODES = [{"level": "BabyAI-GoToLocal-v0", "seed": 11, "episode_id": "GoToLocal:11"},
@@ -44,18 +41,39 @@ def _short_calls(monkeypatch):
 
 
 def _candidate(tmp_path: Path, source: str) -> tuple[Path, dict]:
-    candidate = tmp_path / "candidate"
-    shutil.copytree(SEED, candidate)
-    (candidate / "nodeset").mkdir(exist_ok=True)
-    (candidate / "nodeset" / "spy.py").write_text(source)
-    graph = json.loads((candidate / "graph.json").read_text())
-    graph["nodes"]["spy"] = {"type": "candidate.Spy", "config": {}}
-    graph["edges"].append({"from": "sim.observation", "to": "spy.observation"})
-    return candidate, graph
+    folder, graph = candidate(tmp_path / "candidate", CASES["babyai"], {"spy": source})
+    return folder, with_spy(graph, CASES["babyai"])
 
 
 def _outcome(result: dict) -> tuple:
     return result["success"], result["reward"], result["steps"]
+
+
+def _run_spied(graph: dict, folder: Path, given: list[dict]) -> tuple[list[dict], list]:
+    """Each episode's result, and every output the spy returned."""
+    seen = []
+    with GraphRunner(graph, candidate_dir=folder) as runner:
+        spy = runner.nodes["spy"]
+        step = spy.step
+
+        def recording(inputs, ctx):
+            out = step(inputs, ctx)
+            seen.append(out)
+            return out
+
+        spy.step = recording
+        return [runner.run_episode(e) for e in given], seen
+
+
+def _assert_gained_nothing(results: list[dict], reference: list[tuple], seen: list, folder: Path) -> None:
+    for result, expected in zip(results, reference):
+        assert result["termination"] in TERMINATIONS and isinstance(result["success"], bool)
+        if result["error"] is None:  # the spy ran to the end: the episode is the one it would have been
+            assert _outcome(result) == expected
+        else:
+            assert not result["success"]
+    assert not any("LEAK" in str(out)[:200] for out in seen)
+    assert not CANARY.exists() and not (folder / "pwned.txt").exists()
 
 
 @pytest.fixture(scope="module")
@@ -82,28 +100,10 @@ def test_a_hostile_node_file_gains_nothing_and_the_episodes_are_scored(path, tmp
             [p.message for p in errors]
         return
     assert errors == [], [p.message for p in errors]
-    seen = []
-    with GraphRunner(graph, candidate_dir=candidate) as runner:
-        spy = runner.nodes["spy"]
-        step = spy.step
-
-        def recording(inputs, ctx):
-            out = step(inputs, ctx)
-            seen.append(out)
-            return out
-
-        spy.step = recording
-        episodes = [dict(e) for e in EPISODES]
-        results = [runner.run_episode(e) for e in episodes]
-    assert episodes == EPISODES  # the runner's episode descriptions are untouched
-    for result, expected in zip(results, reference):
-        assert result["termination"] in TERMINATIONS and isinstance(result["success"], bool)
-        if result["error"] is None:  # the spy ran to the end: the episode is the one it would have been
-            assert _outcome(result) == expected
-        else:
-            assert not result["success"]
-    assert not any("LEAK" in str(out)[:200] for out in seen)
-    assert not CANARY.exists() and not (candidate / "pwned.txt").exists()
+    given = [dict(e) for e in EPISODES]
+    results, seen = _run_spied(graph, candidate, given)
+    assert given == EPISODES  # the runner's episode descriptions are untouched
+    _assert_gained_nothing(results, reference, seen, candidate)
 
 
 def test_what_the_candidate_causes_has_its_own_termination_reason(tmp_path, reference):
@@ -223,26 +223,7 @@ def test_on_every_executor_a_contained_hostile_node_gains_nothing_and_the_episod
     CANARY.unlink(missing_ok=True)
     expected = _reference(executor)
     folder, graph = candidate(tmp_path / "c", case, {"spy": adapt(path.read_text(), case)})
-    graph = with_spy(graph, case)
-    seen = []
-    with GraphRunner(graph, candidate_dir=folder) as runner:
-        spy = runner.nodes["spy"]
-        step = spy.step
-
-        def recording(inputs, ctx):
-            out = step(inputs, ctx)
-            seen.append(out)
-            return out
-
-        spy.step = recording
-        given = episodes(case)
-        results = [runner.run_episode(e) for e in given]
+    given = episodes(case)
+    results, seen = _run_spied(with_spy(graph, case), folder, given)
     assert given == episodes(case)  # the runner's episode descriptions are untouched
-    for result, reference in zip(results, expected):
-        assert result["termination"] in TERMINATIONS and isinstance(result["success"], bool)
-        if result["error"] is None:
-            assert _outcome(result) == reference
-        else:
-            assert not result["success"]
-    assert not any("LEAK" in str(out)[:200] for out in seen)
-    assert not CANARY.exists() and not (folder / "pwned.txt").exists()
+    _assert_gained_nothing(results, expected, seen, folder)
