@@ -108,7 +108,7 @@ class ExecutorSpec:
     # model of its model-driven seed (harness.models.loopback's Answer), for offline runs
     stand_in_planner: str | None = None
     # Helper modules of this executor that candidate-authored code (nodeset/*.py) may import
-    # (every public name); they must be pure: no simulator, no I/O (harness.canvas.restricted).
+    # (every public name each defines itself); they must be pure: no simulator, no I/O (harness.canvas.restricted).
     sandbox_modules: tuple[str, ...] = ()
     # Name of the schema in schemas/ one episode of this executor matches (episode list files,
     # harness.episode_lists); None: the executor takes no episode list file.
