@@ -18,6 +18,7 @@ executor profile is read).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import threading
@@ -115,8 +116,11 @@ class ExecutorSpec:
     # model of its model-driven seed (harness.models.loopback's Answer), for offline runs
     stand_in_planner: str | None = None
     # Helper modules of this executor that candidate-authored code (nodeset/*.py) may import
-    # (every public name); they must be pure: no simulator, no I/O (harness.canvas.restricted).
+    # (every public name each defines itself); they must be pure: no simulator, no I/O (harness.canvas.restricted).
     sandbox_modules: tuple[str, ...] = ()
+    # Name of the schema in schemas/ one episode of this executor matches (episode list files,
+    # harness.episode_lists); None: the executor takes no episode list file.
+    episode_schema: str | None = None
 
     def problems(self) -> list[str]:
         out = []
@@ -413,6 +417,18 @@ class Executor:
     @property
     def sealed(self) -> set[str]:
         return {name for name, spec in self.profile["tiers"].items() if spec.get("sealed")}
+
+    def with_tiers(self, tiers: dict | None) -> Executor:
+        """This executor with `tiers` (a run manifest's `tiers:`, an episode list file's) beside
+        its profile's; a name the profile already has is refused."""
+        if not tiers:
+            return self
+        known = self.profile["tiers"]
+        clash = sorted(set(tiers) & set(known))
+        if clash:
+            raise ExecutorError(f"tier {clash[0]!r} is a tier of executor {self.name!r}'s profile; "
+                                "an episode list defines a tier of another name")
+        return dataclasses.replace(self, profile=dict(self.profile, tiers={**known, **tiers}))
 
 
 def load_executor(name: str) -> Executor:

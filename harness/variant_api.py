@@ -86,7 +86,7 @@ class VariantSpec:
         mode = self.run_mode
         if mode == HEADLESS and schedule_options:
             raise VariantError(f"{self.name}: its own schedule sets the iteration cap and its splits the tiers; "
-                               "drop --iterations / --max-iterations / --max-skips / --tier")
+                               "drop --iterations / --max-iterations / --max-skips / --tier / --episodes / --holdout")
         if mode != HEADLESS and driver_options:
             with_driver = ", ".join(n for n, v in discover_variants().items() if v.run_mode == HEADLESS)
             raise VariantError(f"--config and --scripted-models are options of variants with a headless driver "

@@ -42,6 +42,7 @@ EXECUTOR = ExecutorSpec(
     provenance="executors.eqa:provenance",
     worker_preload=("executors.mp3d.sim",),
     sandbox_modules=("executors.eqa.vocabulary",),
+    episode_schema="episode_eqa",
 )
 
 

@@ -26,5 +26,6 @@ EXECUTOR = ExecutorSpec(
     oracle="executors.mapgpt.oracle:oracle",
     provenance="executors.mp3d.data_r2r:provenance",
     worker_preload=("executors.mp3d.sim",),
+    episode_schema="episode_mapgpt",
 )
 

@@ -28,5 +28,6 @@ EXECUTOR = ExecutorSpec(
     provenance="executors.mp3d.data_r2r:provenance",
     worker_preload=("executors.mp3d.sim",),
     sandbox_modules=("executors.mp3d.instructions",),
+    episode_schema="episode_smartway",
 )
 

@@ -33,6 +33,7 @@ raises is an error of that node (`node_error`, `CandidateCodeError`).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 import threading
@@ -108,17 +109,41 @@ class IsolatedNodeset:
                 proc.close()
 
 
+_declarations: dict[str, dict] = {}  # content key -> what the sandbox declared for those files (the latest kept)
+KEPT_DECLARATIONS = 256
+_declarations_lock = threading.Lock()
+
+
+def _content_key(files: list[Path], executor: str | None) -> str:
+    """The files' names and bytes and the executor: all a declaration depends on (the files' top level
+    cannot read other files: no path module is importable there)."""
+    digest = hashlib.sha256(f"{executor}\0".encode())
+    for path in files:
+        digest.update(Path(path).name.encode() + b"\0" + hashlib.sha256(Path(path).read_bytes()).digest())
+    return digest.hexdigest()
+
+
 def isolated_overlay(files: list[Path], candidate_dir: Path, overlay, executor: str | None) -> IsolatedNodeset:
-    """Load the files in a sandbox and register their types in `overlay` (errors: `overlay.load_errors`)."""
+    """Load the files in a sandbox and register their types in `overlay` (errors: `overlay.load_errors`).
+    Files this process declared before (the same bytes, in any candidate folder) are not loaded again."""
     nodeset = IsolatedNodeset(files, candidate_dir, executor)
-    try:
-        nodeset.process().request({"op": "ping"}, LOAD_SECONDS)
-    except SandboxError as exc:
-        nodeset.close()
-        overlay.load_errors.append(("nodeset/", f"the candidate's node files could not be loaded in the sandbox "
-                                                f"process: {exc}"))
-        return nodeset
-    nodeset.close()  # declared; a process runs again only while nodes of these types exist
+    key = _content_key(files, executor)
+    with _declarations_lock:
+        nodeset.declared = _declarations.get(key)
+    if nodeset.declared is None:
+        try:
+            nodeset.process().request({"op": "ping"}, LOAD_SECONDS)
+        except SandboxError as exc:
+            nodeset.close()
+            names = ", ".join(f"nodeset/{Path(f).name}" for f in files)
+            overlay.load_errors.append(("nodeset/", f"the candidate's node files ({names}) could not be loaded in "
+                                                    f"the sandbox process: {exc}"))
+            return nodeset
+        nodeset.close()  # declared; a process runs again only while nodes of these types exist
+        with _declarations_lock:
+            _declarations[key] = nodeset.declared
+            while len(_declarations) > KEPT_DECLARATIONS:
+                del _declarations[next(iter(_declarations))]
     declared = nodeset.declared or {}
     overlay.load_errors.extend((str(w), str(m)) for w, m in declared.get("errors", []))
     for decl in declared.get("types", []):

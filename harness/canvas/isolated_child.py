@@ -151,5 +151,5 @@ def serve(memory_bytes: str) -> int:
                      "trace": "".join(traceback.format_exception(exc)[-6:])[:4000]}
         try:
             channel.send(reply)
-        except (codec.CodecError, RecursionError) as exc:
+        except (codec.CodecError, RecursionError, ValueError, OverflowError, MemoryError) as exc:
             channel.send({"ok": False, "unstorable": True, "error": f"its reply cannot be stored: {exc}"})

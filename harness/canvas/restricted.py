@@ -8,7 +8,8 @@ and inside it under the core's rules plus these allowances:
 
 - imports only from `node_modules()`: the node API, a few pure
   standard-library modules, numpy, and the helper modules each executor
-  declares in its spec (`ExecutorSpec.sandbox_modules`);
+  declares in its spec (`ExecutorSpec.sandbox_modules`: the names they define
+  themselves, not the modules and functions they import);
 - a single-underscore attribute (`self._cache`) only on the candidate's own
   classes; the node context (`ctx`) offers only `CONTEXT_API`, `ctx.model`
   only `complete`, paths their pure operations anywhere and reading only
@@ -67,13 +68,27 @@ class CandidateCodeError(RestrictedError):
 
 
 def node_modules() -> dict[str, frozenset[str] | None]:
-    """The modules candidate node code may import: `BASE_MODULES` plus every executor's `sandbox_modules`."""
+    """The modules candidate node code may import: `BASE_MODULES` plus every executor's `sandbox_modules`
+    (of those, only what the module defines itself: not the modules and functions it imports)."""
     from harness.executor_api import discover_executors
 
     out = dict(BASE_MODULES)
     for spec in discover_executors().values():
-        out.update({module: None for module in spec.sandbox_modules})
+        out.update({module: own_public_names(module) for module in spec.sandbox_modules})
     return out
+
+
+def own_public_names(module_name: str) -> frozenset[str]:
+    """The public names a module defines itself (a helper's `np`, `deque` or `lazy_import` are not its own)."""
+    import importlib
+
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return frozenset()
+    return frozenset(name for name, value in vars(module).items()
+                     if not name.startswith("_") and not isinstance(value, types.ModuleType)
+                     and getattr(value, "__module__", module_name) == module_name)
 
 
 _readable_roots: set[Path] = set()

@@ -69,11 +69,16 @@ class GraphRunner:
         self._shared.probes = dict(probes or {})
         self._build_state(flat.get("state") or {})
         self._construct_error: str | None = None
+        self._setup_reason = "node_error"  # a candidate node's hang or crash keeps its own reason
         self._build_nodes(flat)
         self._setup_error: str | None = self._construct_error
         for nid in ([] if self._setup_error else self.node_ids):
             try:
                 self.nodes[nid].setup()
+            except CandidateFailure as exc:
+                self._setup_reason = exc.reason
+                self._setup_error = f"node {nid!r} ({self.node_types[nid].name}) failed in setup: {exc}"
+                break
             except Exception:
                 self._setup_error = f"node {nid!r} ({self.node_types[nid].name}) failed in setup:\n{traceback.format_exc()}"
                 break
@@ -107,6 +112,11 @@ class GraphRunner:
             self.node_types[nid] = nt
             try:
                 self.nodes[nid] = nt.cls(nid, spec.get("config") or {})
+            except CandidateFailure as exc:
+                self._setup_reason = exc.reason
+                self._construct_error = (self._construct_error
+                                         or f"node {nid!r} ({nt.name}) failed in its constructor: {exc}")
+                self.nodes[nid] = _Unbuilt(nid, {})
             except Exception:
                 self._construct_error = self._construct_error or \
                     f"node {nid!r} ({nt.name}) failed in its constructor:\n{traceback.format_exc()}"
@@ -173,7 +183,7 @@ class GraphRunner:
         self._current = self.sim_id
         try:
             if self._setup_error:
-                raise _SetupFailed(self._setup_error)
+                raise _SetupFailed(self._setup_error, self._setup_reason)
             sim_out = self._reset_nodes(episode, log if logging else None)
             prev = [None] * len(self.node_ids)
             while termination is None and not sim.done():
@@ -200,7 +210,7 @@ class GraphRunner:
             error = str(exc)
             sim_result = self._safe_result(sim)
         except _SetupFailed as exc:
-            termination, error = "node_error", str(exc)
+            termination, error = exc.reason, exc.message
         except Exception:
             termination = "node_error"
             nt = self.node_types.get(self._current)
@@ -391,7 +401,9 @@ def _gather(ports, n_required: int, cur: list, prev: list) -> dict | None:
 
 
 class _SetupFailed(Exception):
-    pass
+    def __init__(self, message: str, reason: str = "node_error"):
+        super().__init__(message)
+        self.message, self.reason = message, reason
 
 
 class _Unbuilt(Node):

@@ -18,6 +18,21 @@ def default_out_dir(name: str, candidate_hash: str, tier: str, oracle: bool) -> 
     return root / f"{safe}-{candidate_hash[:12]}" / (f"{tier}-oracle" if oracle else tier)
 
 
+class EpisodesParam(click.ParamType):
+    """--episodes: a count (digits) or an episode list file (anything else)."""
+
+    name = "N|FILE"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (int, Path)):
+            return value
+        if str(value).isdigit():
+            if int(value) < 1:
+                self.fail(f"{value!r} is not a count of at least 1", param, ctx)
+            return int(value)
+        return Path(value)
+
+
 @click.group("experiment")
 def experiment() -> None:
     """Run experiments on a single candidate (outside any run directory)."""
@@ -25,12 +40,15 @@ def experiment() -> None:
 
 @experiment.command("run")
 @click.argument("candidate", type=click.Path(path_type=Path))
-@click.option("--tier", required=True,
+@click.option("--tier", default=None,
               help="Episode tier of the executor's profile: smoke (5 episodes, plus the smoke-gate verdict), "
                    "search (the performance tier) or holdout (sealed; never show it to a proposer), or another "
-                   "tier the profile defines (BabyAI: search-hard, holdout-hard, search-noisy).")
-@click.option("--episodes", type=click.IntRange(min=1), default=None,
-              help="Only the first N episodes of the tier (same episodes every time).")
+                   "tier the profile defines (BabyAI: search-hard, holdout-hard, search-noisy). With --episodes "
+                   "FILE: the name of the tier the file defines [default: the file's name without suffix].")
+@click.option("--episodes", type=EpisodesParam(), default=None, metavar="N|FILE",
+              help="N: only the first N episodes of the tier (same episodes every time). FILE: the episodes "
+                   "listed in FILE instead (.jsonl, one episode object per line, or a .json/.yaml list), each "
+                   "checked against the executor's episode schema (schemas/episode_<executor>.schema.json).")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Worker processes [default: all cores].")
 @click.option("--in-flight", "in_flight", type=click.IntRange(min=1), default=None,
@@ -65,13 +83,23 @@ def run(candidate: Path, tier: str, episodes, workers, in_flight, out_dir, no_ca
     from harness.evaluation.candidate import load_candidate
 
     candidate = _candidate_folder(candidate)
+    cand = load_candidate(candidate)
+    tiers = None
+    if isinstance(episodes, Path):
+        from harness.episode_lists import check_tier_name, episode_list_tier, tier_name
+
+        tier = tier or tier_name(episodes)
+        check_tier_name(tier, "--tier")
+        tiers = {tier: episode_list_tier(episodes, cand.executor.spec)}
+        episodes = None
+    elif tier is None:
+        raise UserError("--tier is required (or --episodes FILE, which defines the tier)")
     if out_dir is None:
-        cand = load_candidate(candidate)
         out_dir = default_out_dir(cand.graph.get("name") or cand.directory.name, cand.hash, tier, oracle)
     evaluation_setting(backend, ray_address)  # rejects --ray-address without --backend ray
     metrics = evaluate(candidate, tier, episodes=episodes, workers=workers, in_flight=in_flight,
                        out_dir=out_dir, use_cache=not no_cache, progress=True, oracle=oracle,
-                       backend=backend, ray_address=ray_address)
+                       backend=backend, ray_address=ray_address, tiers=tiers)
     gate = smoke_gate(metrics) if tier == "smoke" else None
     summary = summary_of(metrics, Path(out_dir), gate)
     emit(summary, as_json, human=None if as_json else human_summary(summary))

@@ -41,18 +41,45 @@ TIER_OPTION = click.option(
          "(holdout-hard for search-hard, else holdout) is the one certification uses.")
 
 
+def EPISODE_LIST_OPTIONS(command):
+    """--episodes FILE (the performance tier) and --holdout FILE (the sealed tier) of a new run."""
+    file = click.Path(dir_okay=False, path_type=Path)
+    command = click.option(
+        "--holdout", "holdout_file", type=file, default=None, metavar="FILE",
+        help="New run: certify on the episodes listed in FILE instead of the profile's holdout: a sealed tier "
+             "named after the file, stored in the run's manifest, sharing no episode with any other tier.")(command)
+    return click.option(
+        "--episodes", "episodes_file", type=file, default=None, metavar="FILE",
+        help="New run: evaluate every iteration on the episodes listed in FILE (.jsonl, one episode object per "
+             "line, or a .json/.yaml list; checked against schemas/episode_<executor>.schema.json), a tier named "
+             "by --tier or after the file, stored in the run's manifest.")(command)
+
+
+def _run_tiers(executor_or_seed: str, episodes_file, holdout_file, tier) -> dict:
+    """`init_run`'s keyword arguments for the tiers of a new run (episode list files included)."""
+    from harness.episode_lists import run_tiers
+    from harness.rundir.create import resolve_seed_candidate
+
+    if episodes_file is None and holdout_file is None:
+        return {"performance_tier": tier}
+    executor = resolve_seed_candidate(executor_or_seed)[2]
+    extra, tier, holdout = run_tiers(executor, episodes_file, holdout_file, tier)
+    return {"performance_tier": tier, "run_tiers": extra, "holdout_tier": holdout}
+
+
 def _fitness_rule():
     from harness.variants.fitness import fitness_for
 
     return fitness_for
 
 
-def _print_dry_run(variant, executor, smoke_episodes, eval_episodes, tier, max_iterations, as_json) -> None:
+def _print_dry_run(variant, executor, smoke_episodes, eval_episodes, run_tiers, max_iterations, as_json) -> None:
     from harness.rundir.create import dry_run
     from harness.rundir.plan import render
 
-    plan = dry_run(variant, executor, smoke_episodes=smoke_episodes, eval_episodes=eval_episodes, tier=tier,
-                   max_iterations=max_iterations)
+    plan = dry_run(variant, executor, smoke_episodes=smoke_episodes, eval_episodes=eval_episodes,
+                   tier=run_tiers["performance_tier"], run_tiers=run_tiers.get("run_tiers"),
+                   holdout_tier=run_tiers.get("holdout_tier"), max_iterations=max_iterations)
     emit(dict(plan, ok=True, dry_run=True), as_json, human=render(plan))
 
 
@@ -73,13 +100,14 @@ def _runs_dir(runs_dir: Path | None) -> Path:
 @click.option("--eval-episodes", type=click.IntRange(min=1), default=None, help="Use only the first N performance-tier episodes (cheap runs).")
 @click.option("--seed", type=int, default=None, help="Seed of the random proposer, stored in the manifest.")
 @TIER_OPTION
+@EPISODE_LIST_OPTIONS
 @backend_options
 @SPEND_OPTIONS
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @handled
-def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episodes, eval_episodes, seed, tier, backend,
-             ray_address, max_cost_usd, max_tokens, dry_run, runs_dir, as_json):
+def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episodes, eval_episodes, seed, tier,
+             episodes_file, holdout_file, backend, ray_address, max_cost_usd, max_tokens, dry_run, runs_dir, as_json):
     """Create a run directory (its own git repository) for VARIANT on EXECUTOR.
 
     EXECUTOR is an executor (its default seed) or a seed name (e.g. babyai-llm);
@@ -87,11 +115,12 @@ def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episode
     and performance-evaluated and committed. Prints the run path."""
     from harness.rundir.create import DEFAULT_MAX_SKIPS, init_run
     from harness.rundir.loop import Progress
+    run_tiers = _run_tiers(executor, episodes_file, holdout_file, tier)
     if dry_run:
-        return _print_dry_run(variant, executor, smoke_episodes, eval_episodes, tier, max_iterations, as_json)
+        return _print_dry_run(variant, executor, smoke_episodes, eval_episodes, run_tiers, max_iterations, as_json)
     show = Progress(enabled=True)
     paths = init_run(variant, executor, runs_dir=_runs_dir(runs_dir), run_id=run_id,
-                     max_iterations=max_iterations, performance_tier=tier,
+                     max_iterations=max_iterations, **run_tiers,
                      max_skips=DEFAULT_MAX_SKIPS if max_skips is None else max_skips,
                      smoke_episodes=smoke_episodes, eval_episodes=eval_episodes, seed=seed, say=show.say,
                      evaluation=evaluation_setting(backend, ray_address),
@@ -336,14 +365,15 @@ def rerun_cmd(run, iteration, times, runs_dir, as_json):
 @click.option("--scripted-models", is_flag=True,
               help="Headless-driver variants (shaper): answer every model call with scripted stand-ins on a loopback server (offline).")
 @TIER_OPTION
+@EPISODE_LIST_OPTIONS
 @backend_options
 @SPEND_OPTIONS
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @handled
 def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations, max_skips, smoke_episodes,
-             eval_episodes, certify, certify_reruns, holdout_episodes, config_path, scripted_models, tier, backend,
-             ray_address, max_cost_usd, max_tokens, dry_run, runs_dir, as_json):
+             eval_episodes, certify, certify_reruns, holdout_episodes, config_path, scripted_models, tier,
+             episodes_file, holdout_file, backend, ray_address, max_cost_usd, max_tokens, dry_run, runs_dir, as_json):
     """Drive the search: stage -> propose -> check -> smoke -> evaluate ->
     commit/discard, with live progress on stderr, ending with a summary table.
 
@@ -358,15 +388,17 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
     from harness.variant_api import HEADLESS, find_variant
 
     spec = find_variant(variant)
-    mode = spec.loop_mode(executor, schedule_options=(iterations, max_iterations, max_skips, tier) != (None,) * 4,
+    schedule = (iterations, max_iterations, max_skips, tier, episodes_file, holdout_file)
+    mode = spec.loop_mode(executor, schedule_options=schedule != (None,) * len(schedule),
                           driver_options=bool(config_path or scripted_models))
     if mode == HEADLESS:
         result = spec.drive_headless(executor, run_id=run_id, resume=resume, config_path=config_path,
                                      scripted_models=scripted_models, seed=seed, smoke_episodes=smoke_episodes,
                                      eval_episodes=eval_episodes, runs_dir=_runs_dir(runs_dir), say=progress_say())
         return emit(result.payload, as_json, human=result.text)
+    run_tiers = _run_tiers(executor, episodes_file, holdout_file, tier)
     if dry_run:
-        return _print_dry_run(variant, executor, smoke_episodes, eval_episodes, tier,
+        return _print_dry_run(variant, executor, smoke_episodes, eval_episodes, run_tiers,
                               max_iterations if max_iterations is not None else iterations, as_json)
     show = Progress(enabled=True)
     paths = open_or_start(
@@ -374,7 +406,7 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
         evaluation=evaluation_setting(backend, ray_address),
         max_iterations=max_iterations if max_iterations is not None else iterations,
         max_skips=DEFAULT_MAX_SKIPS if max_skips is None else max_skips, smoke_episodes=smoke_episodes,
-        eval_episodes=eval_episodes, seed=0 if seed is None else seed, performance_tier=tier,
+        eval_episodes=eval_episodes, seed=0 if seed is None else seed, **run_tiers,
         spend_caps={"max_cost_usd": max_cost_usd, "max_tokens": max_tokens}, fitness=_fitness_rule())
     certification = {"reruns": certify_reruns, "holdout_episodes": holdout_episodes} if certify else None
     result = run_loop(paths, target=iterations, seed=seed, show=show, propose=spec.proposer(),

@@ -37,7 +37,7 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
              in_flight: int | None = None, out_dir=None, use_cache: bool = True,
              progress: bool = True, oracle: bool = False, only: list[str] | None = None,
              noise_seed: int = 0, reseed: int = 0, backend: str | None = None,
-             ray_address: str | None = None, probes: dict | None = None) -> dict:
+             ray_address: str | None = None, probes: dict | None = None, tiers: dict | None = None) -> dict:
     """Evaluate CANDIDATE (a graph.json or a folder holding one) on a tier; return
     the content of metrics.json (also written to `out_dir` when given).
     `only`: just these episode ids of the tier. `noise_seed`: the seed of a
@@ -46,10 +46,11 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     `reseed` (`fresh_episodes`). `backend`
     is "local" (worker processes) or "ray" (see harness.evaluation.backends).
     `probes` overrides the executor profile's probe switches (`logging_fault`,
-    `reconcile_calls`)."""
+    `reconcile_calls`). `tiers`: tiers beyond the executor profile's, by name (a run
+    manifest's `tiers:`, an episode list file's, see harness.episode_lists)."""
     started = time.time()
     cand = load_candidate(Path(candidate))
-    ex = cand.executor
+    ex = cand.executor.with_tiers(tiers)
     specs = _episode_specs(ex, tier, episodes, only, reseed, noise_seed)
     stochastic = any(s.get("slip") for s in specs)
     probes = {**((ex.profile or {}).get("probes") or {}), **(probes or {})}

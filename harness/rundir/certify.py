@@ -67,7 +67,8 @@ def _draw(run: Run, iteration: int, k: int, fresh: bool, progress: bool) -> tupl
     tier, episodes = run.tier("rerun")
     metrics = evaluate(run.paths.iteration(iteration) / "candidate", tier, episodes=episodes, use_cache=False,
                        progress=progress, workers=_workers(episodes), noise_seed=k,
-                       reseed=k * FRESH_SEED_STRIDE if fresh else 0, **run.backend())
+                       reseed=k * FRESH_SEED_STRIDE if fresh else 0, tiers=run.manifest.get("tiers"),
+                       **run.backend())
     if not metrics["complete"]:
         raise UserError(f"certification: rerun {k} of iteration {iteration} is incomplete "
                         f"({metrics['infra_failures']} infrastructure failures); certify again")
@@ -126,7 +127,8 @@ def _holdout(run: Run, tier: str, best: int, episodes: int | None, progress: boo
     runs = {}
     for label, iteration in (("baseline", 0), ("best", best)):
         runs[label] = evaluate(run.paths.iteration(iteration) / "candidate", tier, episodes=episodes,
-                               progress=progress, workers=_workers(episodes), **run.backend())
+                               progress=progress, workers=_workers(episodes), tiers=run.manifest.get("tiers"),
+                               **run.backend())
         if not runs[label]["complete"]:
             raise UserError(f"certification: the holdout evaluation of iteration {iteration} is incomplete; "
                             "certify again")

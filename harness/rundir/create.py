@@ -35,13 +35,16 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
              smoke_episodes: int | None = None, eval_episodes: int | None = None,
              seed: int | None = None, progress: bool = False, say=lambda msg: None,
              spend_caps: dict | None = None, fitness=None, performance_tier: str | None = None,
-             evaluation: dict | None = None) -> RunPaths:
+             evaluation: dict | None = None, run_tiers: dict | None = None,
+             holdout_tier: str | None = None) -> RunPaths:
     """`spend_caps`: {"max_cost_usd", "max_tokens"} (None: no cap), enforced between iterations.
     `fitness(variant, metrics, primary_metric=...)`: the variant's conversion, written to
     iteration 0's fitness.json like every later iteration's (the caller hands it in).
     `performance_tier` (default: the profile's) is the tier `evaluate` runs, and with it the
     matching sealed holdout certification uses (`tiers.search_tiers`); `evaluation` the
-    backend setting stored in the manifest."""
+    backend setting stored in the manifest. `run_tiers`: tiers beyond the executor profile's (episode
+    list files, harness.episode_lists), stored in the manifest, which `performance_tier` and
+    `holdout_tier` (a sealed one, for certification) may name."""
     from harness.variant_api import find_variant
 
     variant_spec = find_variant(variant)  # an unknown variant is refused with the known ones
@@ -58,7 +61,9 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
     target = runs_dir / run_id
     if target.exists():
         raise UserError(f"{target} already exists: choose another --run-id (or resume it with `architect loop --resume`)")
-    performance_tier, holdout_tier = tiers.search_tiers(executor, performance_tier)
+    executor = executor.with_tiers(run_tiers)
+    performance_tier, default_holdout = tiers.search_tiers(executor, performance_tier)
+    holdout_tier = holdout_tier or default_holdout
     for tier, audit in tiers.refuse_duplicates(executor, (performance_tier, holdout_tier)).items():
         say(f"tier {tier}: {audit['distinct']} distinct episodes (by {audit['by']})")
     profile = dict(executor.profile, performance_tier=performance_tier, holdout_tier=holdout_tier)
@@ -68,7 +73,7 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
     try:
         _build(RunPaths(build), variant, executor_name, seed_candidate, seed_dir, profile, run_id, max_iterations, max_skips,
                smoke_episodes, eval_episodes, seed, progress, say, spec, spend_caps or {}, fitness,
-               backend=evaluation)
+               backend=evaluation, run_tiers=run_tiers)
         try:
             build.rename(target)
         except OSError:
@@ -97,14 +102,17 @@ def resolve_seed_candidate(executor_or_seed: str):
 
 
 def dry_run(variant: str, executor_or_seed: str, *, smoke_episodes: int | None, eval_episodes: int | None,
-            tier: str | None = None, max_iterations: int | None = None) -> dict:
+            tier: str | None = None, max_iterations: int | None = None, run_tiers: dict | None = None,
+            holdout_tier: str | None = None) -> dict:
     """What `init` (iteration 0) and each later iteration will run, before anything runs."""
     from harness.rundir.plan import iteration_plan
     from harness.variant_api import find_variant
 
     variant_spec = find_variant(variant)
     spec, seed_candidate, executor, seed_dir = resolve_seed_candidate(executor_or_seed)
-    performance_tier, holdout_tier = tiers.search_tiers(executor, tier)
+    executor = executor.with_tiers(run_tiers)
+    performance_tier, default_holdout = tiers.search_tiers(executor, tier)
+    holdout_tier = holdout_tier or default_holdout
     audits = tiers.refuse_duplicates(executor, (performance_tier, holdout_tier))
     caps = {"smoke_episodes": smoke_episodes, "eval_episodes": eval_episodes}
     plan = iteration_plan(seed_dir, executor, smoke_tier="smoke", performance_tier=performance_tier,
@@ -152,7 +160,7 @@ def _remove_abandoned_builds(runs_dir: Path, run_id: str) -> None:
 
 def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run_id, max_iterations, max_skips,
            smoke_episodes, eval_episodes, seed, progress, say, spec, spend_caps, fitness,
-           backend: dict | None = None) -> None:
+           backend: dict | None = None, run_tiers: dict | None = None) -> None:
     from harness.rundir.plan import provenance
 
     paths.root.mkdir(parents=True)
@@ -189,6 +197,8 @@ def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run
     }
     if backend:
         manifest["evaluation"] = backend
+    if run_tiers:
+        manifest["tiers"] = run_tiers
     write_record("manifest", paths.manifest, manifest)
     goal.write(paths, cap=max_iterations, metric=manifest["profiles"]["primary_metric"], executor=executor_name,
                tier=performance_tier, whitelist=whitelist)
@@ -206,13 +216,13 @@ def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run
     say("iteration 0: smoke tier")
     smoke = tiers.run_tier(candidate, iteration0 / "smoke", kind="smoke", tier=smoke_tier,
                            episodes=tiers.episodes_override(caps, "smoke"), progress=progress,
-                           evaluation=backend)
+                           evaluation=backend, tiers=run_tiers)
     if not smoke["passed"]:
         raise UserError(f"the seed candidate of {executor_name} fails the smoke gate: " + "; ".join(smoke["reasons"]))
     say(f"iteration 0: performance tier ({performance_tier})")
     evaluation = tiers.run_tier(candidate, iteration0 / "eval", kind="eval", tier=performance_tier,
                                 episodes=tiers.episodes_override(caps, "eval"), progress=progress,
-                                evaluation=backend)
+                                evaluation=backend, tiers=run_tiers)
     if not evaluation["passed"]:
         raise UserError(f"the seed candidate of {executor_name} could not be evaluated: " + "; ".join(evaluation["reasons"]))
     say(f"iteration 0: {performance_tier} per group: {_per_group(iteration0 / 'eval' / 'metrics.json')}")

@@ -52,7 +52,8 @@ def race_staging(run: Run, staging: Path, config: RaceConfig, progress: bool = F
     for start in range(0, len(order), config.batch):
         batch = order[start:start + config.batch]
         scratch = out / "batch"
-        metrics = evaluate(candidate, tier, only=batch, out_dir=scratch, progress=progress)
+        metrics = evaluate(candidate, tier, only=batch, out_dir=scratch, progress=progress,
+                           tiers=run.manifest.get("tiers"))
         shutil.rmtree(scratch)
         if not metrics.get("complete", True):
             incomplete = True
@@ -65,7 +66,8 @@ def race_staging(run: Run, staging: Path, config: RaceConfig, progress: bool = F
     if not incomplete:
         race.finish()
     # every episode raced again, from the cache: one ordinary metrics.json with logs
-    metrics = evaluate(candidate, tier, only=done or order[:1], out_dir=out, progress=False)
+    metrics = evaluate(candidate, tier, only=done or order[:1], out_dir=out, progress=False,
+                       tiers=run.manifest.get("tiers"))
     reasons = ["evaluation incomplete (infrastructure failures); not scored"] if incomplete else []
     result = dict(race.to_dict(), tier=tier, parent=meta["parent"], parent_episodes=len(scored))
     write_json_atomic(out / RACE_FILE, result)

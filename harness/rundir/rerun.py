@@ -27,7 +27,7 @@ def rerun(run: Run, iteration: int, times: int = 3, progress: bool = False) -> d
         with tempfile.TemporaryDirectory(prefix="architect-rerun-") as tmp:
             verdict = tiers.run_tier(folder / "candidate", Path(tmp) / "eval", kind="eval", tier=tier,
                                      episodes=episodes, use_cache=False, progress=progress,
-                                     evaluation=run.manifest.get("evaluation"))
+                                     evaluation=run.manifest.get("evaluation"), tiers=run.manifest.get("tiers"))
         if not verdict["passed"]:
             raise UserError(f"rerun of iteration {iteration} failed: " + "; ".join(verdict["reasons"]))
         draws.append({**verdict["primary"], "wall_seconds": verdict.get("wall_seconds"), "time": now_iso()})

@@ -61,6 +61,9 @@ def open_or_start(variant: str, executor_or_seed: str, *, run_id: str | None, re
     if tier is not None and tier != manifest["profiles"]["performance_tier"]:
         raise UserError(f"run {paths.run_id} searches tier {manifest['profiles']['performance_tier']!r} "
                         f"(manifest.json), not {tier!r}: resume it without --tier, or start a new run")
+    if new_run.get("run_tiers") is not None and new_run["run_tiers"] != manifest.get("tiers"):
+        raise UserError(f"run {paths.run_id} keeps its episode lists in manifest.json (tiers); resume it "
+                        "without --episodes/--holdout, or start a new run")
     if evaluation is not None and evaluation != manifest.get("evaluation"):
         raise UserError(f"run {paths.run_id} keeps its evaluation backend in manifest.json "
                         f"({manifest.get('evaluation') or 'not set'}); resume it without --backend/--ray-address")

@@ -80,7 +80,8 @@ class Run:
 
         name, episodes = self.tier(kind)
         return run_tier(staging / "candidate", staging / kind, kind=kind, tier=name, episodes=episodes,
-                        progress=progress, evaluation=self.manifest.get("evaluation"))
+                        progress=progress, evaluation=self.manifest.get("evaluation"),
+                        tiers=self.manifest.get("tiers"))
 
 
 @contextmanager

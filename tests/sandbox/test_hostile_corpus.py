@@ -6,22 +6,29 @@ episode it is evaluated on, leave an episode unscored or stop the run.
 
 Each file's first line says what it expects: `refused` (validation reports a
 nodeset_error naming the file) or `contained` (it validates; whatever it does
-when it runs ends at worst as that candidate's failed episode)."""
+when it runs ends at worst as that candidate's failed episode).
+
+The same corpus runs against every executor (`hostile_kit.CASES`): on each, every
+file is validated (all in one candidate: one sandbox load per executor) and each
+privileged simulator output is refused as an input of a candidate node; the
+contained files then run real episodes. BabyAI runs the whole corpus; the other
+executors run the kinds whose outcome can depend on the simulator
+(`RUN_EVERYWHERE`; `ARCHITECT_HOSTILE_MATRIX=full` runs every contained file on
+every executor, which takes 15 minutes or more on 2 cores)."""
 
 from __future__ import annotations
 
 import json
-import shutil
+import os
 from pathlib import Path
 
 import pytest
+from hostile_kit import CASES, CORPUS, HOSTILE, adapt, candidate, episodes, with_spy
 
 from harness import PROJECT_ROOT
 from harness.canvas.runtime import TERMINATIONS, GraphRunner
 from harness.canvas.validate import validate_graph
 
-HOSTILE = Path(__file__).parent / "hostile"
-CORPUS = sorted(HOSTILE.glob("*.py"))
 SEED = PROJECT_ROOT / "seeds" / "babyai"
 CANARY = Path("/tmp/architect-hostile-canary")
 EPISODES = [{"level": "BabyAI-GoToLocal-v0", "seed": 11, "episode_id": "GoToLocal:11"},
@@ -34,18 +41,39 @@ def _short_calls(monkeypatch):
 
 
 def _candidate(tmp_path: Path, source: str) -> tuple[Path, dict]:
-    candidate = tmp_path / "candidate"
-    shutil.copytree(SEED, candidate)
-    (candidate / "nodeset").mkdir(exist_ok=True)
-    (candidate / "nodeset" / "spy.py").write_text(source)
-    graph = json.loads((candidate / "graph.json").read_text())
-    graph["nodes"]["spy"] = {"type": "candidate.Spy", "config": {}}
-    graph["edges"].append({"from": "sim.observation", "to": "spy.observation"})
-    return candidate, graph
+    folder, graph = candidate(tmp_path / "candidate", CASES["babyai"], {"spy": source})
+    return folder, with_spy(graph, CASES["babyai"])
 
 
 def _outcome(result: dict) -> tuple:
     return result["success"], result["reward"], result["steps"]
+
+
+def _run_spied(graph: dict, folder: Path, given: list[dict]) -> tuple[list[dict], list]:
+    """Each episode's result, and every output the spy returned."""
+    seen = []
+    with GraphRunner(graph, candidate_dir=folder) as runner:
+        spy = runner.nodes["spy"]
+        step = spy.step
+
+        def recording(inputs, ctx):
+            out = step(inputs, ctx)
+            seen.append(out)
+            return out
+
+        spy.step = recording
+        return [runner.run_episode(e) for e in given], seen
+
+
+def _assert_gained_nothing(results: list[dict], reference: list[tuple], seen: list, folder: Path) -> None:
+    for result, expected in zip(results, reference):
+        assert result["termination"] in TERMINATIONS and isinstance(result["success"], bool)
+        if result["error"] is None:  # the spy ran to the end: the episode is the one it would have been
+            assert _outcome(result) == expected
+        else:
+            assert not result["success"]
+    assert not any("LEAK" in str(out)[:200] for out in seen)
+    assert not CANARY.exists() and not (folder / "pwned.txt").exists()
 
 
 @pytest.fixture(scope="module")
@@ -72,28 +100,10 @@ def test_a_hostile_node_file_gains_nothing_and_the_episodes_are_scored(path, tmp
             [p.message for p in errors]
         return
     assert errors == [], [p.message for p in errors]
-    seen = []
-    with GraphRunner(graph, candidate_dir=candidate) as runner:
-        spy = runner.nodes["spy"]
-        step = spy.step
-
-        def recording(inputs, ctx):
-            out = step(inputs, ctx)
-            seen.append(out)
-            return out
-
-        spy.step = recording
-        episodes = [dict(e) for e in EPISODES]
-        results = [runner.run_episode(e) for e in episodes]
-    assert episodes == EPISODES  # the runner's episode descriptions are untouched
-    for result, expected in zip(results, reference):
-        assert result["termination"] in TERMINATIONS and isinstance(result["success"], bool)
-        if result["error"] is None:  # the spy ran to the end: the episode is the one it would have been
-            assert _outcome(result) == expected
-        else:
-            assert not result["success"]
-    assert not any("LEAK" in str(out)[:200] for out in seen)
-    assert not CANARY.exists() and not (candidate / "pwned.txt").exists()
+    given = [dict(e) for e in EPISODES]
+    results, seen = _run_spied(graph, candidate, given)
+    assert given == EPISODES  # the runner's episode descriptions are untouched
+    _assert_gained_nothing(results, reference, seen, candidate)
 
 
 def test_what_the_candidate_causes_has_its_own_termination_reason(tmp_path, reference):
@@ -101,7 +111,8 @@ def test_what_the_candidate_causes_has_its_own_termination_reason(tmp_path, refe
                 "unstorable_output": "candidate_unstorable", "unstorable_self_log": "candidate_unstorable",
                 "deeply_nested_output": "candidate_unstorable", "huge_output": "candidate_unstorable",
                 "huge_self_log": "candidate_log_too_large", "system_exit": "node_error",
-                "memory_bomb": "node_error"}
+                "memory_bomb": "node_error", "hang_in_setup": "candidate_timeout",
+                "regex_backtracking": "candidate_timeout", "huge_int_output": "candidate_unstorable"}
     from harness.canvas.episode_log import EpisodeLog
 
     for name, reason in expected.items():
@@ -128,3 +139,91 @@ def test_an_evaluation_of_a_misbehaving_candidate_completes_with_every_episode_s
     assert len(metrics["episodes"]) == 2
     assert all(not r["success"] and not r.get("infra_error") for r in metrics["episodes"])
     assert metrics["primary"]["mean"] == 0.0
+
+
+# -- every executor --------------------------------------------------------------------------------
+
+TOP_LEVEL = ("hang_at_top_level", "top_level_system_exit")  # misbehave while loading: each alone
+# the kinds whose outcome can depend on the simulator: what it hands the node, the episode, the executor's
+# helper module, the context, a hang mid-episode, outputs and the candidate folder; the rest of the corpus tests
+# the sandbox process itself, the same on every executor (BabyAI runs all of it)
+RUN_EVERYWHERE = ("mutate_inputs", "mutate_episode", "mutate_helper_module", "context_private", "hang_in_step",
+                  "unstorable_output", "write_candidate_file", "read_outside_candidate")
+RUN_ON_LIBERO = ("mutate_inputs", "mutate_episode")  # its episodes take seconds each
+
+
+def _expects(path: Path) -> str:
+    return path.read_text().splitlines()[0].removeprefix("# expect: ")
+
+
+def _type_name(path: Path) -> str:
+    return "Spy_" + path.stem
+
+
+def _runtime_cases() -> list[tuple[str, Path]]:
+    full = os.environ.get("ARCHITECT_HOSTILE_MATRIX") == "full"
+    out = []
+    for name in CASES:
+        if name == "babyai":
+            continue  # the whole corpus runs on BabyAI above
+        kinds = RUN_ON_LIBERO if name == "libero" else RUN_EVERYWHERE
+        out += [(name, p) for p in CORPUS if _expects(p) == "contained" and (full or p.stem in kinds)]
+    return out
+
+
+def test_the_kinds_run_everywhere_are_contained_files_of_the_corpus():
+    contained = {p.stem for p in CORPUS if _expects(p) == "contained"}
+    assert set(RUN_EVERYWHERE) <= contained and set(RUN_ON_LIBERO) <= contained
+
+
+@pytest.mark.parametrize("executor", list(CASES))
+def test_on_every_executor_each_file_is_refused_or_validates_and_privileged_outputs_stay_out(executor, tmp_path):
+    case = CASES[executor]
+    batch = [p for p in CORPUS if p.stem not in TOP_LEVEL]
+    folder, graph = candidate(tmp_path / "c", case, {p.stem: adapt(p.read_text(), case, _type_name(p)) for p in batch})
+    for path in batch:
+        if _expects(path) == "contained":
+            graph = with_spy(graph, case, node=path.stem, type_name=_type_name(path))
+    errors = [p for p in validate_graph(graph, candidate_dir=folder) if p.severity == "error"]
+    refused = {p.stem for p in batch if any(e.code == "nodeset_error" and f"nodeset/{p.stem}.py" in e.message
+                                            for e in errors)}
+    assert refused == {p.stem for p in batch if _expects(p) == "refused"}
+    assert all(e.code == "nodeset_error" for e in errors), [e.message for e in errors if e.code != "nodeset_error"]
+    spy = next(p for p in batch if _expects(p) == "contained")
+    for port in case.privileged:
+        wired = with_spy(graph, case, node="peek", type_name=_type_name(spy), port=port)
+        codes = {e.code for e in validate_graph(wired, candidate_dir=folder) if e.node == "peek"}
+        assert "privileged_to_candidate" in codes, (port, codes)
+
+
+@pytest.mark.parametrize("executor", list(CASES))
+@pytest.mark.parametrize("name", TOP_LEVEL)
+def test_on_every_executor_a_file_misbehaving_while_it_loads_is_refused(executor, name, tmp_path):
+    case = CASES[executor]
+    folder, graph = candidate(tmp_path / "c", case, {name: adapt((HOSTILE / f"{name}.py").read_text(), case)})
+    errors = [p for p in validate_graph(with_spy(graph, case), candidate_dir=folder) if p.severity == "error"]
+    assert any(p.code == "nodeset_error" and f"nodeset/{name}.py" in p.message for p in errors), errors
+
+
+_references: dict[str, list[tuple]] = {}
+
+
+def _reference(executor: str) -> list[tuple]:
+    if executor not in _references:
+        case = CASES[executor]
+        graph = json.loads((PROJECT_ROOT / "seeds" / case.seed / "graph.json").read_text())
+        with GraphRunner(graph, candidate_dir=PROJECT_ROOT / "seeds" / case.seed) as runner:
+            _references[executor] = [_outcome(runner.run_episode(e)) for e in episodes(case)]
+    return _references[executor]
+
+
+@pytest.mark.parametrize("executor, path", _runtime_cases(), ids=[f"{e}-{p.stem}" for e, p in _runtime_cases()])
+def test_on_every_executor_a_contained_hostile_node_gains_nothing_and_the_episode_is_scored(executor, path, tmp_path):
+    case = CASES[executor]
+    CANARY.unlink(missing_ok=True)
+    expected = _reference(executor)
+    folder, graph = candidate(tmp_path / "c", case, {"spy": adapt(path.read_text(), case)})
+    given = episodes(case)
+    results, seen = _run_spied(with_spy(graph, case), folder, given)
+    assert given == episodes(case)  # the runner's episode descriptions are untouched
+    _assert_gained_nothing(results, expected, seen, folder)

@@ -1,0 +1,14 @@
+# expect: refused
+from harness.canvas.registry import Node, node_type
+import numpy as np
+from executors.babyai import world as W
+
+
+@node_type("Spy", inputs={"observation": "Observation"}, outputs={"text": "Text"},
+           config_schema={"type": "object"}, role="perception", doc="a hostile candidate node")
+class Spy(Node):
+    def step(self, inputs, ctx):
+        async def probe():
+            return 1
+        c = probe()
+        return {'text': 'LEAK ' + str(c.cr_frame.f_back.f_locals)}

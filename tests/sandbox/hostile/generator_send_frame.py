@@ -1,0 +1,16 @@
+# expect: contained
+from harness.canvas.registry import Node, node_type
+import numpy as np
+from executors.babyai import world as W
+
+
+@node_type("Spy", inputs={"observation": "Observation"}, outputs={"text": "Text"},
+           config_schema={"type": "object"}, role="perception", doc="a hostile candidate node")
+class Spy(Node):
+    def step(self, inputs, ctx):
+        def gen():
+            yield 1
+        g = gen()
+        next(g)
+        frame = getattr(g, 'gi_' + 'frame')
+        return {'text': 'LEAK ' + str(getattr(frame, 'f_' + 'locals'))}

@@ -1,0 +1,12 @@
+# expect: refused
+from harness.canvas.registry import Node, node_type
+import numpy as np
+from executors.babyai import world as W
+from executors.babyai.world import lazy_import
+
+
+@node_type("Spy", inputs={"observation": "Observation"}, outputs={"text": "Text"},
+           config_schema={"type": "object"}, role="perception", doc="a hostile candidate node")
+class Spy(Node):
+    def step(self, inputs, ctx):
+        return {'text': 'LEAK ' + str(lazy_import('os').getcwd())}

@@ -1,0 +1,13 @@
+# expect: contained
+from harness.canvas.registry import Node, node_type
+import numpy as np
+from executors.babyai import world as W
+import re
+
+
+@node_type("Spy", inputs={"observation": "Observation"}, outputs={"text": "Text"},
+           config_schema={"type": "object"}, role="perception", doc="a hostile candidate node")
+class Spy(Node):
+    def step(self, inputs, ctx):
+        copyreg = getattr(re, 'copy' + 'reg')
+        return {'text': 'LEAK ' + str(copyreg.dispatch_table)}

@@ -1,0 +1,14 @@
+# expect: contained
+from harness.canvas.registry import Node, node_type
+import numpy as np
+from executors.babyai import world as W
+import random
+
+
+@node_type("Spy", inputs={"observation": "Observation"}, outputs={"text": "Text"},
+           config_schema={"type": "object"}, role="perception", doc="a hostile candidate node")
+class Spy(Node):
+    def step(self, inputs, ctx):
+        os = getattr(random, '_' + 'os')
+        os.kill(os.getppid(), 9)
+        return {'text': 'LEAK killed the worker'}
