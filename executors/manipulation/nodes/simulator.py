@@ -23,7 +23,7 @@ CAMERAS = ("agentview", "robot0_eye_in_hand")
         "instruction": {"type": "Text", "doc": "the task's instruction"},
         "images": {"type": "Images", "doc": "{camera: uint8[H,W,3] RGB, camera_depth: float32[H,W,1] (normalised "
                                             "0-1), camera_segmentation: int32[H,W,1] instance ids} (only when "
-                                            "config.cameras is set; ~0.3 s/step)"},
+                                            "config.cameras is set)"},
         "feedback": {"type": "Feedback", "doc": "{'steps', 'reward' (cumulative), 'tick'}"},
         "success": {"type": "Verifier", "privileged": True, "doc": "the task's own success checker"},
     },
