@@ -75,14 +75,15 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     factory, factory_args = _episode_factory(cand, oracle, probes, runs_on.client_concurrency(model_concurrency, plan))
     label = f"{'oracle' if oracle else cand.graph.get('name', 'candidate')} · {tier}"
     durations = EpisodeDurations(ex.name, f"{tier}-oracle" if oracle else tier)
-    tasks = longest_first(tasks, durations.load())
-    schedule = _run_pending(tasks, records, cache, runs_on, factory, factory_args, config, label, len(specs),
-                            progress)
-    durations.record(schedule.pop("seconds"))
+    expected = durations.load()
+    order = "longest_expected_first" if any(t["episode"]["episode_id"] in expected for t in tasks) else "tier"
+    spans, seconds = _run_pending(longest_first(tasks, expected), records, cache, runs_on, factory, factory_args,
+                                  config, label, len(specs), progress)
+    durations.record(seconds)
 
     ordered = [records[i] for i in range(len(specs))]
     metrics = _metrics_document(cand, tier, oracle, ordered, runs_on.name, plan, config, wall_budget, started)
-    metrics["schedule"] = makespan_report(schedule["spans"], plan.in_flight, schedule["ordered"])
+    metrics["schedule"] = makespan_report(spans, plan.in_flight, order)
     _check_schema(metrics)
     if out is not None:
         write_json_atomic(out / "metrics.json", metrics)
@@ -157,10 +158,10 @@ def _episode_factory(cand, oracle: bool, probes: dict, model_concurrency_share: 
 
 
 def _run_pending(tasks: list[dict], records: dict[int, dict], cache, runs_on, factory, factory_args, config,
-                 label: str, total: int, progress: bool) -> dict:
+                 label: str, total: int, progress: bool) -> tuple[list[tuple[float, float]], dict[str, float]]:
     """Run the pending tasks on the backend, in their order, filling `records` and the cache as
-    outcomes arrive; each finished episode's (start, end) span on this process's clock and its
-    seconds by episode id, and whether the order differs from the tier's."""
+    outcomes arrive; each finished episode's (start, end) span on this process's clock, and its
+    seconds by episode id."""
     by_index = {t["index"]: t for t in tasks}
     spans: list[tuple[float, float]] = []
     seconds: dict[str, float] = {}
@@ -186,8 +187,7 @@ def _run_pending(tasks: list[dict], records: dict[int, dict], cache, runs_on, fa
 
         if tasks:
             runs_on.run(tasks, factory, factory_args, config, on_outcome)
-    ordered = [t["index"] for t in tasks] != sorted(by_index)
-    return {"spans": spans, "seconds": seconds, "ordered": ordered}
+    return spans, seconds
 
 
 def _metrics_document(cand, tier: str, oracle: bool, ordered: list[dict], backend_name: str, plan, config,

@@ -44,7 +44,7 @@ class EpisodeDurations:
             data = read_json(self.path, "episode durations")
         except Exception:  # noqa: BLE001 - unreadable hint: schedule in tier order
             return {}
-        if validate_instance("episode_durations", data) or (data["executor"], data["tier"]) != (self.executor, self.tier):
+        if validate_instance("episode_durations", data) or [data["executor"], data["tier"]] != [self.executor, self.tier]:
             return {}
         return dict(data["seconds"])
 
@@ -70,16 +70,17 @@ def longest_first(tasks: list[dict], expected: dict[str, float]) -> list[dict]:
     return sorted(tasks, key=lambda t: -expected.get(t["episode"]["episode_id"], default))
 
 
-def makespan_report(spans: list[tuple[float, float]], slots: int, ordered: bool) -> dict | None:
+def makespan_report(spans: list[tuple[float, float]], slots: int, order: str) -> dict | None:
     """How the episodes run fared against the best any order could do. SPANS: (start, end)
-    of every episode run, on one clock; SLOTS: episodes run at once. The makespan runs from
-    the first episode's start to the last one's end (worker start-up is not in it)."""
+    of every episode run, on one clock; SLOTS: episodes run at once; ORDER: how they were
+    handed out. The makespan runs from the first episode's start to the last one's end
+    (worker start-up is not in it)."""
     if not spans:
         return None
     durations = [end - start for start, end in spans]
     makespan = max(end for _, end in spans) - min(start for start, _ in spans)
     bound = max(max(durations), sum(durations) / max(1, slots))
-    return {"order": "longest_expected_first" if ordered else "tier", "episodes": len(spans), "slots": slots,
+    return {"order": order, "episodes": len(spans), "slots": slots,
             "episode_seconds_total": round(sum(durations), 4), "longest_episode_seconds": round(max(durations), 4),
             "makespan_seconds": round(makespan, 4), "lower_bound_seconds": round(bound, 4),
             "makespan_over_bound": round(makespan / bound, 4) if bound > 0 else None}

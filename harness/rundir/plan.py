@@ -3,8 +3,9 @@ provenance a run records in its manifest.
 
 The dry-run figures are upper bounds: every episode may use its graph's
 `model_calls` and `tokens` and all the wall time the runtime allows it
-(harness.canvas.budgets); the cost prices those tokens with the pinned inference profile (output price, the
-higher one). Episodes served from the result cache cost nothing."""
+(harness.canvas.budgets); the cost prices those tokens with the pinned
+inference profile (output price, the higher one). Episodes served from the
+result cache cost nothing."""
 
 from __future__ import annotations
 

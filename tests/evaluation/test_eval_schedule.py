@@ -27,11 +27,11 @@ def test_longest_expected_runs_first_and_an_unmeasured_episode_is_expected_to_ta
 
 def test_the_bound_is_the_longest_episode_or_the_total_over_the_slots():
     spans = [(0.0, 4.0), (0.0, 1.0), (1.0, 2.0), (2.0, 3.0)]  # 7 s of work on 2 slots, longest 4
-    report = makespan_report(spans, 2, True)
+    report = makespan_report(spans, 2, "longest_expected_first")
     assert (report["lower_bound_seconds"], report["makespan_seconds"], report["makespan_over_bound"]) == (4.0, 4.0, 1.0)
-    report = makespan_report([(0.0, 3.0), (3.0, 6.0), (0.0, 2.0)], 2, False)
+    report = makespan_report([(0.0, 3.0), (3.0, 6.0), (0.0, 2.0)], 2, "tier")
     assert report["lower_bound_seconds"] == 4.0 and report["makespan_over_bound"] == 1.5 and report["order"] == "tier"
-    assert makespan_report([], 2, True) is None
+    assert makespan_report([], 2, "tier") is None
 
 
 def test_durations_merge_and_a_damaged_file_only_loses_the_order(tmp_path):

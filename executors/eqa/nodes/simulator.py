@@ -37,8 +37,9 @@ class Simulator(WaypointSimulator):
     current, then moves), and anything else raises (a node error). Every move and the
     stop count as one step, so the runtime's step cap (the question's budget, which the
     tier lists as the episode's `max_steps`, or the graph's smaller one) ends an episode
-    that never stops; the simulator has no cap of its own and shows that cap as `budget`. The `answer` port may carry a letter every tick; the latest valid letter
-    (A-D) counts, anything else is ignored (and counted in `invalid_answers`). Each tick
+    that never stops; the simulator has no cap of its own and shows that cap as `budget`.
+    The `answer` port may carry a letter every tick; the latest valid letter (A-D)
+    counts, anything else is ignored (and counted in `invalid_answers`). Each tick
     it emits the question with its lettered choices, the state (position, heading, moves
     so far and the budget), the 36-view panorama of the current viewpoint (cached per
     viewpoint) with captions and detected objects, and feedback. Image mode needs the

@@ -71,9 +71,8 @@ class VLABenchSimulator(SimulatorNode):
     [x, y, z (robot frame), roll, pitch, yaw, gripper] is turned into joint positions by
     inverse kinematics; a gripper value >= 0.1 opens the fingers, else closes them. Success
     is the last timestep; the environment's own limit is 200 steps (the runtime's step cap
-may end an episode sooner).
-    The reward is 1 on success, else 0. Without VLABench it raises, naming what to
-    install."""
+    may end an episode sooner). The reward is 1 on success, else 0. Without VLABench it
+    raises, naming what to install."""
 
     def setup(self) -> None:
         self.env = None

@@ -39,16 +39,17 @@ CAMERAS = ("agentview", "robot0_eye_in_hand")
         "additionalProperties": False,
     },
     doc="A robosuite task (Lift, Stack, PickPlaceCan, Door) + seed per episode; Panda arm under end-effector "
-        "control at 20 Hz; the episode ends when the task's checker succeeds (the runtime's step cap ends it otherwise).",
+        "control at 20 Hz; the episode ends when the task's checker succeeds (the runtime's step cap ends it "
+        "otherwise).",
 )
 class Simulator(SimulatorNode):
     """A robosuite task (episode level Lift, Stack, PickPlaceCan or Door) reset to the
     episode seed's object placement. Each action is clipped to [-1, 1] and must have 7
     numbers (else a node error); one action is one 20 Hz control step. After every step
     the task's own checker is run; the episode ends on success (the node has no step cap
-    of its own: the runtime's ends it otherwise). A tick without actions steps nothing. `objects` and `gripper` are
-    ground truth read from the simulator state; `images` exist only when `cameras` is
-    set."""
+    of its own: the runtime's ends it otherwise). A tick without actions steps nothing.
+    `objects` and `gripper` are ground truth read from the simulator state; `images`
+    exist only when `cameras` is set."""
 
     def setup(self) -> None:
         self.env = None
