@@ -23,9 +23,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import tempfile
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
