@@ -7,7 +7,7 @@ in_flight=N)` with every planner call going over the real `openai` client to a
 loopback server that answers after `--delay` seconds (a scripted planner, not
 an LLM). Prints the wall time next to the critical path (the longest single
 episode) and the fully sequential time (the sum of all episodes), and the
-ratio wall / critical path against the target of 1.5.
+ratio wall / critical path against the target of 1.2.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from harness.evaluation import evaluate
 from executors.babyai.stand_ins import planner_server
 
 SEED = PROJECT_ROOT / "seeds" / "babyai-llm"
-TARGET = 1.5
+TARGET = 1.2  # issue 28: the LLM-latency row <= 1.2x
 
 
 def measure(episodes: int, in_flight: int, delay: float, tier: str, workers: int | None) -> dict:
@@ -57,7 +57,9 @@ def rows(full: bool) -> list[dict]:
     return [{"metric": f"LLM-planner episodes under 200 ms model latency: wall / critical path "
                        f"({len(times)} episodes, 32 in flight)", "value": m["wall"] / max(times), "unit": "x",
              "target": TARGET, "note": f"wall {m['wall']:.1f} s, critical path {max(times):.1f} s, "
-                                       f"sequential {sum(times):.1f} s"}]
+                                       f"sequential {sum(times):.1f} s",
+             **({} if full else {"no_verdict": "20 episodes all fit in the 32 in flight: nothing queues, which the "
+                                               "target is about (--full: 100)"})}]
 
 
 def main() -> None:

@@ -29,10 +29,14 @@ ROOT = BENCH_DIR.parent
 _ROW_PREFIX = "@@row "  # a child's row lines on stdout
 
 
+NO_VERDICT = "no verdict at reduced size"
+
+
 def met(row: dict) -> bool | None:
-    """Whether the row meets its target (None: no target, or nothing measured)."""
+    """Whether the row meets its target (None: no target, nothing measured, or a size at which the
+    target means nothing: a row's `no_verdict`)."""
     value, target = row.get("value"), row.get("target")
-    if target is None or value is None or (isinstance(value, float) and math.isnan(value)):
+    if target is None or row.get("no_verdict") or value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     if isinstance(target, bool):
         return value == target
@@ -65,15 +69,17 @@ def print_table(rows: list[dict], file=None) -> None:
     file = file or sys.stdout
     header = ("benchmark", "metric", "measured", "target", "")
     cells = [header] + [(r.get("bench", ""), r["metric"], format_value(r.get("value"), r.get("unit", "")),
-                         format_target(r), {True: "met", False: "MISSED", None: ""}[met(r)]) for r in rows]
+                         format_target(r), NO_VERDICT if r.get("no_verdict") else
+                         {True: "met", False: "MISSED", None: ""}[met(r)]) for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(len(header))]
     for i, c in enumerate(cells):
         print("  ".join(x.ljust(w) for x, w in zip(c, widths)).rstrip(), file=file)
         if i == 0:
             print("  ".join("-" * w for w in widths), file=file)
     for r in rows:
-        if r.get("note"):
-            print(f"  [{r.get('bench', '')}] {r['metric']}: {r['note']}", file=file)
+        note = "; ".join(filter(None, (r.get("note"), r.get("no_verdict") and f"{NO_VERDICT}: {r['no_verdict']}")))
+        if note:
+            print(f"  [{r.get('bench', '')}] {r['metric']}: {note}", file=file)
 
 
 def emit(rows: list[dict]) -> None:

@@ -90,7 +90,7 @@ class ExecutorSpec:
     # own seeds) or absolute (the in-tree executors' seeds under the project's seeds/, see in_tree_seeds)
     seeds: dict[str, str] = field(default_factory=dict)
     profile: str = "profile.yaml"
-    # "module:attr"(tier_spec, budgets) -> episodes, the executor's own tier generator;
+    # "module:attr"(tier_spec) -> episodes, the executor's own tier generator;
     # default: expand_episodes (explicit episodes and (level, seed) `generate` blocks)
     tier_expander: str | None = None
     # "module:attr"(episode) -> str: a fingerprint of what the episode presents to the agent (BabyAI:
@@ -101,6 +101,7 @@ class ExecutorSpec:
     # number, the same one giving the same episodes; used: every episode of every tier, none of which
     # may come back), for reruns of a deterministic agent. Default: each episode's `seed` shifted by `draw`.
     fresh_episodes: str | None = None
+    level_key: str = "level"  # the episode key whose values the profile's `budgets.max_steps_per_level` names
     data: tuple[DataRequirement, ...] = ()
     optional_dependencies: tuple[str, ...] = ()  # import names
     requires: tuple[str, ...] = ()  # import names every rollout needs: evaluation refuses before any rollout without
@@ -277,44 +278,51 @@ def episode_id(episode: dict, keys: tuple[str, ...]) -> str:
     return ":".join(str(episode[k]) for k in keys)
 
 
-def expand_episodes(tier_spec: dict, budgets: dict) -> list[dict]:
+def expand_episodes(tier_spec: dict) -> list[dict]:
     """The generic tier expansion: the tier's explicit `episodes`, in order, then each `generate`
     block (every level of `levels` with seeds seed_start .. seed_start + count - 1, as `level` and
-    `seed` episode keys); an episode whose `level` has a cap in `budgets.max_steps_per_level` gets it."""
+    `seed` episode keys)."""
     out = [dict(item) for item in tier_spec.get("episodes", [])]
     for block in tier_spec.get("generate", []):
         start = int(block["seed_start"])
         for level in block["levels"]:
             out.extend({"level": level, "seed": seed} for seed in range(start, start + int(block["count"])))
-    per_level = budgets.get("max_steps_per_level", {})
-    for episode in out:
-        if episode.get("level") in per_level:
-            episode["max_steps"] = int(per_level[episode["level"]])
     return out
 
 
-def finish_episodes(episodes: list[dict], keys: tuple[str, ...], budgets: dict) -> list[dict]:
-    """Add `episode_id` (from the episode keys) and the per-episode budgets; reject duplicates."""
-    default_steps = budgets.get("max_steps")
+def episode_caps(episode: dict, budgets: dict, level_key: str = "level") -> dict:
+    """The task's caps on one episode, from the executor profile's `budgets`: `max_steps` is the
+    episode's own (a tier may list it), else its level's `max_steps_per_level`, else `max_steps`;
+    `wall_seconds` is the profile's. The runtime enforces these against the graph's own budgets
+    (harness.canvas.budgets). A cap nobody sets is absent."""
+    per_level = budgets.get("max_steps_per_level") or {}
+    steps = episode.get("max_steps")
+    if steps is None:
+        steps = per_level.get(episode.get(level_key), budgets.get("max_steps"))
+    caps = {}
+    if steps is not None:
+        caps["max_steps"] = int(steps)
+    if budgets.get("wall_seconds") is not None:
+        caps["wall_seconds"] = float(budgets["wall_seconds"])
+    return caps
+
+
+def finish_episodes(episodes: list[dict], keys: tuple[str, ...], budgets: dict, level_key: str = "level") -> list[dict]:
+    """Add `episode_id` (from the episode keys) and the episode's caps (`episode_caps`); reject duplicates."""
     finished = []
     for given in episodes:
         missing = [k for k in keys if k not in given]
         if missing:
             raise ExecutorProfileError(f"episode {given} lacks the episode key(s) {', '.join(missing)}")
-        episode = {k: v for k, v in given.items() if k != "max_steps"}
+        episode = {k: v for k, v in given.items() if k not in ("max_steps", "wall_seconds")}
         episode["episode_id"] = episode_id(episode, keys)
-        steps = given.get("max_steps", default_steps)
-        if steps is not None:
-            episode["max_steps"] = int(steps)
-        if budgets.get("wall_seconds") is not None:
-            episode["wall_seconds"] = float(budgets["wall_seconds"])
+        episode.update(episode_caps(given, budgets, level_key))
         finished.append(episode)
-    episodes = finished
-    ids = [e["episode_id"] for e in episodes]
+    ids = [e["episode_id"] for e in finished]
     if len(set(ids)) != len(ids):
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         raise ExecutorProfileError(f"duplicate episodes in tier: {', '.join(dupes[:5])}")
-    return episodes
+    return finished
 
 
 # --- executor profiles ----------------------------------------------------------------------------
@@ -376,8 +384,8 @@ def profile_problems(data: Any, spec: ExecutorSpec | None = None) -> list[str]:
 
 
 def tier_episodes(spec: ExecutorSpec, tier_spec: dict, budgets: dict) -> list[dict]:
-    expand: Callable[[dict, dict], list[dict]] = load_ref(spec.tier_expander) if spec.tier_expander else expand_episodes
-    return finish_episodes(expand(tier_spec, budgets), spec.episode_keys, budgets)
+    expand: Callable[[dict], list[dict]] = load_ref(spec.tier_expander) if spec.tier_expander else expand_episodes
+    return finish_episodes(expand(tier_spec), spec.episode_keys, budgets, spec.level_key)
 
 
 # --- the loaded executor --------------------------------------------------------------------------

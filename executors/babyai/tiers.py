@@ -1,8 +1,8 @@
 """BabyAI tiers: the generic expansion (explicit (level, seed) episodes, then
-`generate` blocks, with per-level step caps), with integer seeds and the
-tier's `slip` (the stochastic mode, see envs.py) on every episode; and each
-episode's content fingerprint (two level ids may generate the same mission on
-the same seed: BossLevel and SynthSeq do)."""
+`generate` blocks), with integer seeds and the tier's `slip` (the stochastic
+mode, see envs.py) on every episode; and each episode's content fingerprint
+(two level ids may generate the same mission on the same seed: BossLevel and
+SynthSeq do)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import hashlib
 from harness.executor_api import expand_episodes
 
 
-def expand_tier(spec: dict, budgets: dict) -> list[dict]:
-    out = expand_episodes(spec, budgets)
+def expand_tier(spec: dict) -> list[dict]:
+    out = expand_episodes(spec)
     for episode in out:
         episode["seed"] = int(episode["seed"])
         if spec.get("slip"):

@@ -21,6 +21,7 @@ EXECUTOR = ExecutorSpec(
     primary_metric="success_rate",
     seeds=in_tree_seeds("voxposer-libero-scripted", "voxposer-libero", "vla-libero"),
     tier_expander="executors.libero.tiers:expand_tier",
+    level_key="suite",
     requires=("libero", "robosuite", "mujoco"),
     optional_dependencies=("openpi_client", "openpi_server"),
     install=INSTALL,

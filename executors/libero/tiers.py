@@ -1,6 +1,6 @@
 """LIBERO tier expansion: `suites` blocks (each task of the named suites, a range of
-initial states each) and explicit episodes, with each suite's step cap from
-`budgets.max_steps_per_level` (keyed by suite name).
+initial states each) and explicit episodes (each suite's step cap comes from
+`budgets.max_steps_per_level`, keyed by suite name: the spec's `level_key`).
 
 Task and initial-state counts are the installed package's: a block asking for more
 tasks or initial states than a suite has is an error naming the suite. Without
@@ -40,13 +40,9 @@ def _block(block: dict) -> list[dict]:
     return out
 
 
-def expand_tier(spec: dict, budgets: dict) -> list[dict]:
+def expand_tier(spec: dict) -> list[dict]:
     out = [{"suite": e["suite"], "task": int(e["task"]), "init_state": int(e["init_state"])}
            for e in spec.get("episodes", [])]
     for block in spec.get("suites", []):
         out.extend(_block(block))
-    caps = budgets.get("max_steps_per_level", {})
-    for episode in out:
-        if episode["suite"] in caps:
-            episode["max_steps"] = int(caps[episode["suite"]])
     return out

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.canvas import types as T
+from harness.canvas.budgets import episode_limits
 from harness.canvas.context import (CANDIDATE_FAILURES, REDUCER_FUNCS, BudgetExceeded, CandidateFailure, Context,
                                     EpisodeState, default_initial)
 from harness.canvas.episode_log import EpisodeLog
@@ -62,8 +63,6 @@ class GraphRunner:
                                  details=[p.to_dict() for p in errors])
         flat = flatten(graph)
         self.budgets = dict(flat.get("budgets") or {})
-        self.max_steps = self.budgets.get("max_steps")
-        self.wall_seconds = self.budgets.get("wall_seconds")
         self.max_ticks = (flat.get("termination") or {}).get("max_ticks")
         self._shared = EpisodeState(self.budgets, model_client, self.candidate_dir)
         self._shared.probes = dict(probes or {})
@@ -173,10 +172,12 @@ class GraphRunner:
         a budget ends the episode: fire the agent nodes in dependency order, gather
         the actions wired into the simulator, and step it (once per action of a chunk)."""
         start = time.perf_counter()
+        limits = episode_limits(self.budgets, episode)
+        self._step_cap, self._wall_cap = limits.get("max_steps"), limits.get("wall_seconds")
         logging = self._start_episode(episode, log)
+        episode = self._shared.episode = dict(episode, **limits)  # what nodes (ctx.episode) and the simulator see
         sim = self.nodes[self.sim_id]
         self._steps = self._ticks = 0
-        self._step_cap = min((c for c in (self.max_steps, episode.get("max_steps")) if c is not None), default=None)
         termination: str | None = None
         error: str | None = None
         sim_result: dict = {}
@@ -259,7 +260,7 @@ class GraphRunner:
             return "max_steps"
         if self.max_ticks is not None and self._ticks >= self.max_ticks:
             return "max_ticks"
-        if self.wall_seconds is not None and time.perf_counter() - start > self.wall_seconds:
+        if self._wall_cap is not None and time.perf_counter() - start > self._wall_cap:
             return "wall_time"
         return None
 

@@ -122,7 +122,7 @@ def _candidate_folder(candidate: Path) -> Path:
 def summary_of(metrics: dict, out_dir: Path, gate: dict | None) -> dict:
     keep = ("tier", "executor", "oracle", "candidate", "primary", "secondary", "n", "n_episodes",
             "complete", "infra_failures", "agent_errors", "terminations", "cached", "backend", "workers", "in_flight",
-            "wall_seconds", "model", "warnings")
+            "wall_seconds", "schedule", "model", "warnings")
     summary = {"ok": True, **{k: metrics[k] for k in keep if k in metrics}}
     if not metrics["complete"]:
         from harness.evaluation.failures import infra_cause
@@ -133,6 +133,13 @@ def summary_of(metrics: dict, out_dir: Path, gate: dict | None) -> dict:
     if gate is not None:
         summary["smoke_gate"] = gate
     return summary
+
+
+def _schedule_line(schedule: dict) -> str:
+    ratio = schedule["makespan_over_bound"]
+    return (f"schedule: {schedule['order'].replace('_', ' ')} · makespan {schedule['makespan_seconds']:.1f} s vs "
+            f"bound {schedule['lower_bound_seconds']:.1f} s" + ("" if ratio is None else f" ({ratio:.2f}x)")
+            + f" · {schedule['episodes']} episode(s) on {schedule['slots']} slot(s)")
 
 
 def human_summary(s: dict) -> str:
@@ -150,6 +157,7 @@ def human_summary(s: dict) -> str:
         f"{s['agent_errors']} · cached {s['cached']} · {s.get('backend', 'local')} workers {s['workers']} · "
         f"in flight {s['in_flight']} · "
         f"wall {s['wall_seconds']:.1f} s · model cost ${s['model']['cost_usd']:.4f}",
+        *([_schedule_line(s["schedule"])] if s.get("schedule") else []),
         f"metrics: {s['metrics_path']}",
         f"episode logs: {s['episodes_dir']}",
     ]

@@ -8,6 +8,7 @@ import os
 import time
 from pathlib import Path
 
+from harness.canvas.budgets import episode_limits
 from harness.errors import UserError
 from harness.fileio import write_json_atomic
 from harness.evaluation.cache import ResultCache, code_fingerprint
@@ -16,6 +17,7 @@ from harness.evaluation.backends import choose_backend
 from harness.evaluation.pool import PoolConfig
 from harness.evaluation.progress import progress_bar
 from harness.evaluation.records import episode_record, summarize
+from harness.evaluation.schedule import EpisodeDurations, longest_first, makespan_report
 
 METRICS_SCHEMA_VERSION = 1
 DEFAULT_WALL_SECONDS = 600.0
@@ -66,22 +68,34 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
              if use_cache and not oracle else None)
     records, tasks = _served_and_pending(specs, cache, out)
 
-    wall_budget = float((cand.graph.get("budgets") or {}).get("wall_seconds")
-                        or (ex.profile.get("budgets") or {}).get("wall_seconds") or DEFAULT_WALL_SECONDS)
+    wall_budget = _wall_budget(cand.graph, specs)
     config = PoolConfig(workers=plan.workers, threads=plan.threads, in_flight=plan.in_flight,
                         task_timeout=wall_budget + hang_grace_seconds(wall_budget),
                         startup_timeout=float(os.environ.get("ARCHITECT_WORKER_STARTUP_SECONDS") or 180),
                         preload=ex.spec.worker_modules)
     factory, factory_args = _episode_factory(cand, oracle, probes, runs_on.client_concurrency(model_concurrency, plan))
     label = f"{'oracle' if oracle else cand.graph.get('name', 'candidate')} · {tier}"
-    _run_pending(tasks, records, cache, runs_on, factory, factory_args, config, label, len(specs), progress)
+    durations = EpisodeDurations(ex.name, f"{tier}-oracle" if oracle else tier)
+    expected = durations.load()
+    order = "longest_expected_first" if any(t["episode"]["episode_id"] in expected for t in tasks) else "tier"
+    spans, seconds = _run_pending(longest_first(tasks, expected), records, cache, runs_on, factory, factory_args,
+                                  config, label, len(specs), progress)
+    durations.record(seconds)
 
     ordered = [records[i] for i in range(len(specs))]
     metrics = _metrics_document(cand, tier, oracle, ordered, runs_on.name, plan, config, wall_budget, started)
+    metrics["schedule"] = makespan_report(spans, plan.in_flight, order)
     _check_schema(metrics)
     if out is not None:
         write_json_atomic(out / "metrics.json", metrics)
     return metrics
+
+
+def _wall_budget(graph: dict, specs: list[dict]) -> float:
+    """The longest wall-clock limit the runtime enforces on any of the episodes (what a worker's
+    hang timeout is measured from); DEFAULT_WALL_SECONDS when nothing limits them."""
+    budgets = graph.get("budgets") or {}
+    return max(float(episode_limits(budgets, s).get("wall_seconds", DEFAULT_WALL_SECONDS)) for s in specs)
 
 
 def _episode_specs(ex, tier: str, limit: int | None, only: list[str] | None, reseed: int,
@@ -161,9 +175,13 @@ def _episode_factory(cand, oracle: bool, probes: dict, model_concurrency_share: 
 
 
 def _run_pending(tasks: list[dict], records: dict[int, dict], cache, runs_on, factory, factory_args, config,
-                 label: str, total: int, progress: bool) -> None:
-    """Run the pending tasks on the backend, filling `records` and the cache as outcomes arrive."""
+                 label: str, total: int, progress: bool) -> tuple[list[tuple[float, float]], dict[str, float]]:
+    """Run the pending tasks on the backend, in their order, filling `records` and the cache as
+    outcomes arrive; each finished episode's (start, end) span on this process's clock, and its
+    seconds by episode id."""
     by_index = {t["index"]: t for t in tasks}
+    spans: list[tuple[float, float]] = []
+    seconds: dict[str, float] = {}
     with progress_bar(label, total, progress) as bar:
         for rec in records.values():
             bar.advance(rec["success"])
@@ -176,6 +194,9 @@ def _run_pending(tasks: list[dict], records: dict[int, dict], cache, runs_on, fa
             else:
                 log_rel = task["log_rel"] if task["log_path"] and Path(task["log_path"]).is_file() else None
                 rec = episode_record(ep, outcome.record, attempts=outcome.attempts, log=log_rel)
+                end = time.monotonic()
+                spans.append((end - rec["wall_seconds"], end))
+                seconds[ep["episode_id"]] = rec["wall_seconds"]
                 if cache is not None:
                     cache.put(ep, outcome.record, Path(task["log_path"]) if log_rel else None)
             records[outcome.index] = rec
@@ -183,6 +204,7 @@ def _run_pending(tasks: list[dict], records: dict[int, dict], cache, runs_on, fa
 
         if tasks:
             runs_on.run(tasks, factory, factory_args, config, on_outcome)
+    return spans, seconds
 
 
 def _metrics_document(cand, tier: str, oracle: bool, ordered: list[dict], backend_name: str, plan, config,

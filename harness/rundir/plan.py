@@ -1,10 +1,11 @@
 """What one iteration will cost before anything runs (`--dry-run`), and the
 provenance a run records in its manifest.
 
-The dry-run figures are upper bounds from the candidate's own budgets: every
-episode may use its graph's `model_calls`, `tokens` and `wall_seconds`; the
-cost prices those tokens with the pinned inference profile (output price, the
-higher one). Episodes served from the result cache cost nothing."""
+The dry-run figures are upper bounds: every episode may use its graph's
+`model_calls` and `tokens` and all the wall time the runtime allows it
+(harness.canvas.budgets); the cost prices those tokens with the pinned
+inference profile (output price, the higher one). Episodes served from the
+result cache cost nothing."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import platform
 from importlib import metadata
 from pathlib import Path
 
+from harness.canvas.budgets import episode_limits
 from harness.errors import UserError
 
 # Distributions whose versions decide what a run's results mean.
@@ -50,9 +52,11 @@ def iteration_plan(graph_dir: Path, executor, *, smoke_tier: str, performance_ti
     graph = json.loads((graph_dir / "graph.json").read_text(encoding="utf-8"))
     budgets = graph.get("budgets") or {}
     tiers = {}
+    wall = 0.0
     for kind, tier, cap in (("smoke", smoke_tier, smoke_episodes), ("performance", performance_tier, eval_episodes)):
         episodes = executor.episodes(tier)
         episodes = episodes[:cap] if cap else episodes
+        wall += sum(float(episode_limits(budgets, e).get("wall_seconds", 0)) for e in episodes)
         tiers[kind] = {"tier": tier, "episodes": len(episodes),
                        "episode_ids": [e["episode_id"] for e in episodes[:5]] + (["…"] if len(episodes) > 5 else [])}
     n = sum(t["episodes"] for t in tiers.values())
@@ -60,7 +64,6 @@ def iteration_plan(graph_dir: Path, executor, *, smoke_tier: str, performance_ti
     tokens = int(budgets.get("tokens") or 0)
     price = _price_per_token(graph, graph_dir)
     workers = max(1, int(workers or os.cpu_count() or 1))
-    wall = float(budgets.get("wall_seconds") or 0)
     return {
         "tiers": tiers,
         "episodes": n,
@@ -70,7 +73,7 @@ def iteration_plan(graph_dir: Path, executor, *, smoke_tier: str, performance_ti
         "cost_note": ("no model calls" if not calls else
                       "priced with the pinned inference profile's output price" if price is not None else
                       "no price: the graph pins no readable inference profile"),
-        "wall_seconds_max": round(wall * n / workers, 1),
+        "wall_seconds_max": round(wall / workers, 1),
         "workers": workers,
         "note": "upper bounds from the graph's budgets (every episode may use all of them); cached episodes cost nothing",
     }

@@ -27,7 +27,8 @@ def _stable(metrics):
             "metrics": {k: v for k, v in r["metrics"].items() if not k.endswith("_seconds")}}
            for r in metrics["episodes"]]
     keep = {k: v for k, v in metrics.items()
-            if k not in ("wall_seconds", "workers", "in_flight", "threads_per_worker", "started_at", "episodes")}
+            if k not in ("wall_seconds", "workers", "in_flight", "threads_per_worker", "started_at", "episodes",
+                         "schedule")}
     return keep, eps
 
 

@@ -37,7 +37,7 @@ def test_seed_runs_the_smoke_tier_with_logs(seed_graph, tmp_path):
             result = runner.run_episode(episode, log)
             assert result["error"] is None, result["error"]
             assert result["steps"] >= 1 and result["ticks"] >= 1
-            assert result["termination"] in ("success", "sim_done")
+            assert result["termination"] in ("success", "sim_done", "max_steps")  # the runtime owns the level caps
             assert result["metrics"]["level"] == episode["level"]
             nodes = {record["node"] for record in log.records}
             assert {"sim", "perceive", "pose", "memory", "act", "stop"} <= nodes

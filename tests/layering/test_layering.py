@@ -72,7 +72,7 @@ PLANTED = {
     "harness/cli/toy_cmds.py": 'def loop_toy():\n    pass\n',
     "executors/alpha/__init__.py": 'TIERS = "executors.beta.tiers:expand_tier"\n',
     "executors/beta/__init__.py": 'import executors.beta.tiers\nSTAND_IN = "tests.plugins.toy_executor"\n',
-    "executors/beta/tiers.py": 'def expand_tier(spec, budgets):\n    return []\n',
+    "executors/beta/tiers.py": 'def expand_tier(spec):\n    return []\n',
     "executors/common/__init__.py": 'SHARED = True\nUSES = "executors.alpha:TIERS"\n',
     "executors/gamma/__init__.py": 'import executors.common\nBODY = "executors.common:SHARED"\n',
     "harness/canvas/registry.py": 'NAMESPACES = {"llm": "harness.models"}\nSIM = "executors.alpha"\n',

@@ -57,10 +57,10 @@ def test_a_block_asking_for_more_than_the_suite_has_names_the_suite(ex):
 
     with pytest.raises(ExecutorProfileError, match="libero_goal.*50 initial states"):
         expand_tier({"suites": [{"suites": ["libero_goal"], "tasks": 1, "init_state_start": 49,
-                                 "init_states": 2}]}, {})
+                                 "init_states": 2}]})
     with pytest.raises(ValueError, match="unknown LIBERO suite 'libero_nope'"):
         expand_tier({"suites": [{"suites": ["libero_nope"], "tasks": 1, "init_state_start": 0,
-                                 "init_states": 1}]}, {})
+                                 "init_states": 1}]})
 
 
 def test_executors_lists_libero_with_its_four_suites_and_assets():

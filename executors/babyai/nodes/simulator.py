@@ -34,14 +34,14 @@ def _minigrid():
     config_schema={
         "type": "object",
         "properties": {
-            "max_steps": {"type": ["integer", "null"], "minimum": 1, "default": None,
-                          "description": "step cap below the episode's own budget"},
             "privileged_outputs": {"type": "boolean", "default": False,
                                    "description": "emit true_pose/full_grid/verifier (scoring, debugging)"},
         },
         "additionalProperties": False,
     },
     doc="A BabyAI level + seed per episode; explicit STOP; one env per level kept alive across episodes. "
+        "The episode ends when the level ends it (success, a wrong STOP, or the level's own step limit: "
+        "termination `env_max_steps`); the runtime's step cap ends it otherwise. "
         "In a tier's stochastic mode (episode `slip` > 0) each executed action is replaced by a random "
         "move (left, right or forward) with that probability, drawn from a generator seeded by the "
         "episode's noise seed and seed; `feedback.actions` names the action actually executed.",
@@ -62,13 +62,10 @@ class Simulator(SimulatorNode):
         self.env = self._envs[level]
         self.episode = episode
         self.obs = _minigrid().reset_env(self.env, episode["seed"])
-        u = self.env.unwrapped
         self.steps = 0
         self.reward = 0.0
         self.terminated = self.truncated = False
         self.status = "running"
-        caps = [u.max_steps, episode.get("max_steps"), self.config.get("max_steps")]
-        self.step_budget = min(int(c) for c in caps if c is not None)
         self.shortest = _minigrid().shortest_path_length(self.env)
         self.slip_rng = _minigrid().slip_rng(episode)
         self.mission = self.obs["mission"]
@@ -103,12 +100,10 @@ class Simulator(SimulatorNode):
             self.status = "success" if self.reward > 0 else "failure"
         elif self.truncated:
             self.status = "env_max_steps"
-        elif self.steps >= self.step_budget:
-            self.status = "max_steps"
         return self._outputs()
 
     def done(self) -> bool:
-        return self.terminated or self.truncated or self.steps >= self.step_budget
+        return self.terminated or self.truncated
 
     def result(self) -> dict:
         success = self.status == "success"

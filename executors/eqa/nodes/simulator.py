@@ -36,10 +36,11 @@ class Simulator(WaypointSimulator):
     ends the episode; a viewpoint id moves there if it is a navigable neighbour of the
     current viewpoint (the walker turns until that neighbour's nearest-centre view is
     current, then moves), and anything else raises (a node error). Every move and the
-    stop count as one step, so the runtime's step cap (the question's budget, the
-    episode's `max_steps`) ends an episode that never stops; the simulator has no cap of
-    its own. The `answer` port may carry a letter every tick; the latest valid letter
-    (A-D) counts, anything else is ignored (and counted in `invalid_answers`). Each tick
+    stop count as one step, so the runtime's step cap (the question's budget, which the
+    tier lists as the episode's `max_steps`, or the graph's smaller one) ends an episode
+    that never stops; the simulator has no cap of its own and shows that cap as `budget`.
+    The `answer` port may carry a letter every tick; the latest valid letter (A-D)
+    counts, anything else is ignored (and counted in `invalid_answers`). Each tick
     it emits the question with its lettered choices, the state (position, heading, moves
     so far and the budget), the 36-view panorama of the current viewpoint (cached per
     viewpoint) with captions and detected objects, and feedback. Image mode needs the
@@ -51,7 +52,7 @@ class Simulator(WaypointSimulator):
 
     def reset_episode(self, episode: dict, ctx) -> dict:
         self.item = question_set().question(episode["question_id"])
-        self.budget = episode.get("max_steps", self.item["max_steps"])
+        self.budget = episode.get("max_steps")  # the runtime's step cap on this episode, shown to the agent
         self.answer: str | None = None
         self.invalid_answers = 0
         self.begin(self.item["scan"], self.item["start"]["viewpoint"], self.item["start"]["heading"])

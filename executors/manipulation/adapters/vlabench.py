@@ -70,9 +70,9 @@ class VLABenchSimulator(SimulatorNode):
     episode seed is not used, so every episode of a task starts the same. Each action
     [x, y, z (robot frame), roll, pitch, yaw, gripper] is turned into joint positions by
     inverse kinematics; a gripper value >= 0.1 opens the fingers, else closes them. Success
-    is the last timestep; the cap is 200 steps (lowered by the episode's `max_steps`).
-    The reward is 1 on success, else 0. Without VLABench it raises, naming what to
-    install."""
+    is the last timestep; the environment's own limit is 200 steps (the runtime's step cap
+    may end an episode sooner). The reward is 1 on success, else 0. Without VLABench it
+    raises, naming what to install."""
 
     def setup(self) -> None:
         self.env = None
@@ -86,7 +86,6 @@ class VLABenchSimulator(SimulatorNode):
         self.obs = self.env.get_observation()
         self.instruction = self.env.task.get_instruction()
         self.steps, self.succeeded = 0, False
-        self.cap = min(int(episode.get("max_steps") or MAX_STEPS), MAX_STEPS)
         return self._outputs()
 
     def step(self, inputs: dict, ctx) -> dict:
@@ -99,7 +98,7 @@ class VLABenchSimulator(SimulatorNode):
         return self._outputs()
 
     def done(self) -> bool:
-        return self.succeeded or self.steps >= self.cap
+        return self.succeeded or self.steps >= MAX_STEPS
 
     def result(self) -> dict:
         return {"success": self.succeeded, "reward": float(self.succeeded), "steps": self.steps}

@@ -23,15 +23,13 @@ CAMERAS = ("agentview", "robot0_eye_in_hand")
         "instruction": {"type": "Text", "doc": "the task's instruction"},
         "images": {"type": "Images", "doc": "{camera: uint8[H,W,3] RGB, camera_depth: float32[H,W,1] (normalised "
                                             "0-1), camera_segmentation: int32[H,W,1] instance ids} (only when "
-                                            "config.cameras is set; ~0.3 s/step)"},
+                                            "config.cameras is set)"},
         "feedback": {"type": "Feedback", "doc": "{'steps', 'reward' (cumulative), 'tick'}"},
         "success": {"type": "Verifier", "privileged": True, "doc": "the task's own success checker"},
     },
     config_schema={
         "type": "object",
         "properties": {
-            "max_steps": {"type": ["integer", "null"], "minimum": 1, "default": None,
-                          "description": "step cap below the episode's own budget"},
             "cameras": {"type": "array", "items": {"enum": list(CAMERAS)}, "default": [],
                         "description": "render these cameras into `images` (slow: offscreen MuJoCo rendering)"},
             "camera_size": {"type": "integer", "minimum": 32, "maximum": 512, "default": 128},
@@ -41,17 +39,17 @@ CAMERAS = ("agentview", "robot0_eye_in_hand")
         "additionalProperties": False,
     },
     doc="A robosuite task (Lift, Stack, PickPlaceCan, Door) + seed per episode; Panda arm under end-effector "
-        "control at 20 Hz; the episode ends when the task's checker succeeds or the step cap is reached.",
+        "control at 20 Hz; the episode ends when the task's checker succeeds (the runtime's step cap ends it "
+        "otherwise).",
 )
 class Simulator(SimulatorNode):
     """A robosuite task (episode level Lift, Stack, PickPlaceCan or Door) reset to the
     episode seed's object placement. Each action is clipped to [-1, 1] and must have 7
-    numbers (else a node error); one action is one 20 Hz control step. The step budget is
-    the smaller of the episode's and config `max_steps`, 400 when neither is set. After
-    every step the task's own checker is run; the episode ends on success or when the
-    budget is used up. A tick without actions steps nothing. `objects` and `gripper` are
-    ground truth read from the simulator state; `images` exist only when `cameras` is
-    set."""
+    numbers (else a node error); one action is one 20 Hz control step. After every step
+    the task's own checker is run; the episode ends on success (the node has no step cap
+    of its own: the runtime's ends it otherwise). A tick without actions steps nothing.
+    `objects` and `gripper` are ground truth read from the simulator state; `images`
+    exist only when `cameras` is set."""
 
     def setup(self) -> None:
         self.env = None
@@ -64,8 +62,6 @@ class Simulator(SimulatorNode):
         self.steps = 0
         self.reward = 0.0
         self.succeeded = False
-        caps = [episode.get("max_steps"), self.config.get("max_steps")]
-        self.step_budget = min([int(c) for c in caps if c is not None] or [400])
         return self._outputs(ctx)
 
     def step(self, inputs: dict, ctx) -> dict:
@@ -82,11 +78,11 @@ class Simulator(SimulatorNode):
         return self._outputs(ctx)
 
     def done(self) -> bool:
-        return self.succeeded or self.steps >= self.step_budget
+        return self.succeeded
 
     def result(self) -> dict:
         return {"success": self.succeeded, "reward": self.reward, "steps": self.steps,
-                "termination": "success" if self.succeeded else "max_steps",
+                "termination": "success" if self.succeeded else "running",
                 "level": self.task, "seed": self.episode["seed"], "instruction": scene.INSTRUCTIONS[self.task]}
 
     def close(self) -> None:
