@@ -29,4 +29,5 @@ EXECUTOR = ExecutorSpec(
     worker_preload=("executors.babyai.envs",),
     stand_in_planner="executors.babyai.stand_ins:scripted_planner",
     sandbox_modules=("executors.babyai.world",),
+    renderer="executors.babyai.render:render_episode",
 )

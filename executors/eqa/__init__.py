@@ -31,6 +31,7 @@ EXECUTOR = ExecutorSpec(
     provenance="executors.eqa:provenance",
     worker_preload=("executors.mp3d.sim",),
     sandbox_modules=("executors.eqa.vocabulary",),
+    renderer="executors.eqa.render:render_episode",
 )
 
 

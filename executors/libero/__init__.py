@@ -27,4 +27,5 @@ EXECUTOR = ExecutorSpec(
     describe="executors.libero.suites:describe",
     provenance="executors.libero.suites:provenance",
     worker_preload=("executors.libero.preload",),
+    renderer="harness.embodied.render:render_episode",
 )

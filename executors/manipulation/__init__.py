@@ -19,4 +19,5 @@ EXECUTOR = ExecutorSpec(
     seeds=in_tree_seeds("voxposer-scripted", "voxposer", "vla", "vla-llm"),
     optional_dependencies=("robosuite", "mujoco", "openpi_client"),
     worker_preload=("executors.manipulation.preload",),
+    renderer="harness.embodied.render:render_episode",
 )

@@ -25,5 +25,6 @@ EXECUTOR = ExecutorSpec(
     oracle="executors.mapgpt.oracle:oracle",
     provenance="executors.mp3d.data_r2r:provenance",
     worker_preload=("executors.mp3d.sim",),
+    renderer="executors.mp3d.render:render_r2r",
 )
 

@@ -27,5 +27,6 @@ EXECUTOR = ExecutorSpec(
     provenance="executors.mp3d.data_r2r:provenance",
     worker_preload=("executors.mp3d.sim",),
     sandbox_modules=("executors.mp3d.instructions",),
+    renderer="executors.mp3d.render:render_r2r",
 )
 
