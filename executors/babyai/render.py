@@ -154,28 +154,25 @@ def _svg_cell(code, x: int, y: int) -> str:
     name = IDX_TO_OBJECT.get(obj, "unseen")
     fill = _RGB.get(IDX_TO_COLOR.get(color, "grey"), "#7f7f7f")
     px, py, c = x * _CELL, y * _CELL, _CELL
-    if name in ("unseen", "empty"):
-        return ""  # the grid's background shows through
-    base = ""
-    if name == "wall":
-        return f'<rect x="{px}" y="{py}" width="{c}" height="{c}" fill="#555"/>'
+    if name in ("unseen", "empty", "wall"):
+        return ""  # drawn by _svg_grid
     if name == "door":
         door = "none" if state == W.OPEN else fill
         bar = (f'<line x1="{px + 3}" y1="{py + c / 2}" x2="{px + c - 3}" y2="{py + c / 2}" stroke="#fff" '
                'stroke-width="2"/>') if state == W.LOCKED else ""
-        return (base + f'<rect x="{px + 1}" y="{py + 1}" width="{c - 2}" height="{c - 2}" fill="{door}" '
+        return (f'<rect x="{px + 1}" y="{py + 1}" width="{c - 2}" height="{c - 2}" fill="{door}" '
                 f'stroke="{fill}" stroke-width="2"/>' + bar)
     if name == "ball":
-        return base + f'<circle cx="{px + c / 2}" cy="{py + c / 2}" r="{c * 0.35}" fill="{fill}"/>'
+        return f'<circle cx="{px + c / 2}" cy="{py + c / 2}" r="{c * 0.35}" fill="{fill}"/>'
     if name == "box":
-        return (base + f'<rect x="{px + 2}" y="{py + 2}" width="{c - 4}" height="{c - 4}" fill="none" '
+        return (f'<rect x="{px + 2}" y="{py + 2}" width="{c - 4}" height="{c - 4}" fill="none" '
                 f'stroke="{fill}" stroke-width="2.5"/>')
     if name == "key":
-        return (base + f'<circle cx="{px + c * 0.35}" cy="{py + c / 2}" r="{c * 0.2}" fill="{fill}"/>'
+        return (f'<circle cx="{px + c * 0.35}" cy="{py + c / 2}" r="{c * 0.2}" fill="{fill}"/>'
                 f'<rect x="{px + c * 0.45}" y="{py + c * 0.42}" width="{c * 0.45}" height="{c * 0.16}" fill="{fill}"/>')
     if name in ("goal", "lava", "floor"):
         return f'<rect x="{px}" y="{py}" width="{c}" height="{c}" fill="{fill}" opacity="0.6"/>'
-    return base
+    return ""
 
 
 def _svg_grid(grid: np.ndarray, cells: list[tuple[int, int]], origin: tuple[int, int], size: tuple[int, int],
@@ -184,8 +181,10 @@ def _svg_grid(grid: np.ndarray, cells: list[tuple[int, int]], origin: tuple[int,
     x0, y0 = origin
     parts = [f'<g transform="translate({dx},18)"><text x="0" y="-6" font-size="11">{_escape(title)}</text>'
              f'<rect width="{size[0] * _CELL}" height="{size[1] * _CELL}" fill="#fff" stroke="#ccc"/>']
-    parts += [f'<rect x="{(x - x0) * _CELL}" y="{(y - y0) * _CELL}" width="{_CELL}" height="{_CELL}" fill="#eee"/>'
-              for x, y in cells if int(grid[x, y][0]) == W.EMPTY]
+    for kind, fill in ((W.EMPTY, "#eee"), (W.WALL, "#555")):  # the many plain squares as one path each
+        squares = "".join(f"M{(x - x0) * _CELL} {(y - y0) * _CELL}h{_CELL}v{_CELL}h-{_CELL}z"
+                          for x, y in cells if int(grid[x, y][0]) == kind)
+        parts.append(f'<path d="{squares}" fill="{fill}"/>' if squares else "")
     parts += [_svg_cell(grid[x, y], x - x0, y - y0) for x, y in cells]
     if agent is not None:
         ax, ay, arrow = agent
