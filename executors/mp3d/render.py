@@ -67,11 +67,13 @@ def route_frames(data, scan: str, reference: list[str], goals: list[str]) -> lis
                 text = view_text(captions, here, int(view))
                 caption = text["caption"] + (f" (objects: {', '.join(text['objects'])})" if text["objects"] else "")
         path = _polyline([xy(v) for v in walked], "#1f77b4", None, 3)
-        label = (f"scan {scan} · tick {tick.tick} · at {here or '?'} · "
-                 f"{len(walked)} viewpoints walked · green: reference path, goal and its {SUCCESS_RADIUS:g} m radius")
-        svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{SIZE}" height="{SIZE + 20}" '
-               f'viewBox="0 0 {SIZE} {SIZE + 20}" font-family="sans-serif">{static}{path}{marker}'
-               f'<text x="4" y="{SIZE + 14}" font-size="11">{escape(label)}</text></svg>')
+        label = (f"scan {scan} · tick {tick.tick} · at {here or '?'} · {len(walked)} viewpoints walked",
+                 f"blue: the agent's path, red: where it is and its heading; green: the reference path, "
+                 f"goal and its {SUCCESS_RADIUS:g} m radius")
+        svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{SIZE}" height="{SIZE + 32}" '
+               f'viewBox="0 0 {SIZE} {SIZE + 32}" font-family="sans-serif">{static}{path}{marker}'
+               + "".join(f'<text x="4" y="{SIZE + 12 + 14 * k}" font-size="10">{escape(line)}</text>'
+                         for k, line in enumerate(label)) + "</svg>")
         frames.append({"svg": svg, "caption": f"current view: {caption}" if caption else "current view: -"})
     return frames
 

@@ -92,7 +92,8 @@ def _text(value) -> str:
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(value, indent=1, default=repr)
+        text = json.dumps(value, default=repr)
+        return text if len(text) <= 100 else json.dumps(value, indent=1, default=repr)
     except (TypeError, ValueError):
         return repr(value)
 
