@@ -76,7 +76,7 @@ def episode_cmd(run, iteration, episode, tick, vs, html, runs_dir, as_json):
     view = episode_view(paths, iteration, episode, tick, vs, executor)
     text = render_episode(view)
     if html is not None:
-        from harness.report.replays import write_episode_html
+        from harness.report.write import write_episode_html
 
         view["html"] = str(write_episode_html(paths, iteration, episode, vs, executor, html))
         text += f"\nviewer: {view['html']}"

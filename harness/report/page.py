@@ -79,6 +79,11 @@ def compare_page(runs: list[RunData]) -> tuple[str, dict]:
     return _document(f"architect report: {len(runs)} runs", body), figs
 
 
+def episode_page(title: str, viewer_html: str) -> str:
+    """A page holding one episode viewer (`architect episode … --html`)."""
+    return _document(title, [f"<h1>{escape(title)}</h1>", viewer_html])
+
+
 def _document(title: str, body: list[str], refresh: float | None = None) -> str:
     reload = f'<meta http-equiv="refresh" content="{refresh:g}">' if refresh else ""
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

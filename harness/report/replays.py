@@ -1,17 +1,15 @@
-"""Which episodes the report replays, and `architect episode … --html`: the
-viewer (harness.report.viewer) of an evaluated episode, beside the same
-episode of another candidate (the parent by default in the report)."""
+"""Which episodes the report replays: the viewer (harness.report.viewer) of
+an evaluated episode, beside the same episode of another candidate (its
+parent in the report)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from html import escape
-from pathlib import Path
 
 from harness.errors import UserError
-from harness.fileio import write_text_atomic
 from harness.report.collect import RunData
-from harness.report.viewer import Side, page, replay
+from harness.report.viewer import Side, replay
 from harness.rundir.evidence import Evaluated, _record, locate
 from harness.rundir.layout import RunPaths
 
@@ -44,22 +42,6 @@ def iteration_replays(paths: RunPaths, executor: str, number: int, parent: int |
             theirs = None
         out.append(replay(executor, mine, theirs, element_id=f"replay-{number}-{k}"))
     return out
-
-
-def write_episode_html(paths: RunPaths, ref: str, episode: str, vs: str | None, executor: str, output: Path) -> Path:
-    """`architect episode RUN ITER EPISODE --html PATH [--vs ITER]`."""
-    output = Path(output)
-    if output.suffix.lower() not in (".html", ".htm"):
-        raise UserError(f"--html {output}: the viewer is an HTML file (name it *.html)")
-    child = side(locate(paths, ref), episode)
-    parent = side(locate(paths, vs), str(child.record["episode_id"])) if vs is not None else None
-    body = replay(executor, child, parent)
-    title = f"{paths.run_id} · {child.label} · episode {child.record['episode_id']}"
-    try:
-        write_text_atomic(output, page(title, body))
-    except OSError as exc:
-        raise UserError(f"cannot write the viewer to {output}: {exc.strerror or exc}") from None
-    return output.resolve()
 
 
 @dataclass

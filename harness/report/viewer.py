@@ -158,12 +158,3 @@ document.querySelectorAll('.episode-viewer').forEach(function(v){
   show(0);});
 })();
 """
-
-
-def page(title: str, body: str) -> str:
-    """A whole document holding viewers (`architect episode … --html`)."""
-    from harness.report.page import CSS as PAGE_CSS
-
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{escape(title)}</title><style>{PAGE_CSS}{CSS}</style></head><body>\n"
-            f"<h1>{escape(title)}</h1>\n{body}\n<script>{SCRIPT}</script>\n</body></html>\n")

@@ -9,10 +9,12 @@ from harness.errors import UserError
 from harness.fileio import write_text_atomic
 from harness.report import figures
 from harness.report.collect import collect_run
-from harness.report.page import compare_page, run_page
-from harness.report.replays import report_replays
+from harness.report.page import compare_page, episode_page, run_page
+from harness.report.replays import report_replays, side
+from harness.report.viewer import replay
 from harness.roots import reports_dir
-from harness.rundir.layout import resolve_run
+from harness.rundir.evidence import locate
+from harness.rundir.layout import RunPaths, resolve_run
 
 
 REPLAYS = 5  # gained / lost episodes replayed per iteration by default
@@ -150,3 +152,14 @@ def _fingerprint(paths) -> tuple:
         except OSError:
             out.append(None)
     return tuple(out)
+
+
+def write_episode_html(paths: RunPaths, ref: str, episode: str, vs: str | None, executor: str, output: Path) -> Path:
+    """`architect episode RUN ITER EPISODE --html PATH [--vs ITER]`."""
+    output = Path(output)
+    _check_suffix(output, "--html", (".html", ".htm"), "the viewer is an HTML file (name it *.html)")
+    child = side(locate(paths, ref), episode)
+    parent = side(locate(paths, vs), str(child.record["episode_id"])) if vs is not None else None
+    title = f"{paths.run_id} · {child.label} · episode {child.record['episode_id']}"
+    _write(output, episode_page(title, replay(executor, child, parent)))
+    return output.resolve()

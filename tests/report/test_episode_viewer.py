@@ -20,7 +20,8 @@ from harness import SEEDS_DIR
 from harness.canvas.episode_log import EpisodeLog, summarize
 from harness.canvas.runtime import GraphRunner
 from harness.report.episode_data import leading_entries, load_episode, value
-from harness.report.viewer import Side, page, replay
+from harness.report.page import episode_page
+from harness.report.viewer import Side, replay
 
 
 def _log(run: Path, iteration: int, index: int = 0) -> tuple[Path, dict]:
@@ -170,7 +171,7 @@ def test_episode_html_writes_one_viewer_with_every_firing_in_full(report_run, tm
 
 def _viewer_file(tmp_path: Path, name: str, executor: str, child: Side, parent: Side | None = None) -> Path:
     path = tmp_path / f"{name}.html"
-    path.write_text(page(name, replay(executor, child, parent)))
+    path.write_text(episode_page(name, replay(executor, child, parent)))
     return path
 
 
@@ -220,3 +221,30 @@ def test_viewers_render_step_and_show_the_state_in_chromium(viewer_files):
         assert w > 150 and h > 150, (name, box)
         region = imread(shot)[int(y * ratio):int((y + h) * ratio), int(x * ratio):int((x + w) * ratio), :3]
         assert (region < 0.9).any(axis=2).mean() > 0.02, f"{name}: the state picture is blank in the screenshot"
+
+
+@pytest.mark.parametrize("seed", ["smartway-heuristic", "explore-eqa-heuristic"])
+def test_waypoint_navigators_pictures_follow_their_route(seed, tmp_path):
+    from executors.mp3d import data_r2r
+
+    from harness.executor_api import executor_of, load_executor
+    from harness.plugins import load_ref
+
+    if not data_r2r.complete():
+        pytest.skip("needs the r2r data set in the data folder (architect data fetch r2r)")
+    spec = executor_of(seed)
+    episode = load_executor(spec.name).episodes("smoke")[0]
+    candidate = SEEDS_DIR / seed
+    log = EpisodeLog()
+    with GraphRunner(json.loads((candidate / "graph.json").read_text()), candidate_dir=candidate) as runner:
+        assert runner.run_episode(episode, log)["error"] is None
+    data = load_episode(log.write_jsonl(tmp_path / "episode.jsonl"))
+    frames = load_ref(spec.renderer)(data)
+    assert len(frames) == len(data.ticks)
+    walked = []
+    for tick, frame in zip(data.ticks, frames):
+        if not walked or walked[-1] != tick.observation["state"]["viewpoint"]:
+            walked.append(tick.observation["state"]["viewpoint"])
+        (line,) = re.findall(r'<polyline points="([^"]*)"[^>]*stroke="#1f77b4"', frame["svg"])
+        assert len(line.split()) == len(walked) and frame["caption"] != "current view: -"
+    assert frames[0]["svg"].count('stroke-dasharray="4 3"') >= 1  # a goal's 3 m ring
