@@ -29,15 +29,16 @@ class Side:
 def replay(executor: str, child: Side, parent: Side | None = None, element_id: str = "replay") -> str:
     """The viewer of CHILD (and PARENT beside it) as one HTML element."""
     header, firings = read_log(child.log)
-    sides = [_side(executor, child, header, firings)]
+    frames: dict[str, int] = {}  # each distinct picture once (parent and child agree until they diverge)
+    sides = [_side(executor, child, header, firings, frames)]
     marked = None
     if parent is not None:
         parent_header, parent_firings = read_log(parent.log)
-        sides.insert(0, _side(executor, parent, parent_header, parent_firings))
+        sides.insert(0, _side(executor, parent, parent_header, parent_firings, frames))
         found = divergence(parent_firings, firings)
         marked = None if found is None else {"tick": found["tick"], "node": found["node"], "why": found["why"],
                                              "first_action_tick": found["first_action_tick"]}
-    payload = {"sides": sides, "divergence": marked}
+    payload = {"frames": list(frames), "sides": sides, "divergence": marked}
     data = json.dumps(payload, default=repr).replace("</", "<\\/")
     title = " vs ".join(f"{s['label']}: {'success' if s['success'] else 'failure'}" for s in sides)
     note = ("the traces are identical" if parent is not None and marked is None else
@@ -53,13 +54,15 @@ def replay(executor: str, child: Side, parent: Side | None = None, element_id: s
             f'<script type="application/json" class="replay-data">{data}</script></div>')
 
 
-def _side(executor: str, side: Side, header: dict, firings: list[dict]) -> dict:
+def _side(executor: str, side: Side, header: dict, firings: list[dict], store: dict[str, int]) -> dict:
     data = episode_from(header, firings)
     frames, note = _frames(executor, data)
     ticks = []
     for k, tick in enumerate(data.ticks):
         frame = frames[k] if frames and k < len(frames) else None
-        ticks.append({"tick": tick.tick, "image": _uri(frame), "caption": (frame or {}).get("caption", ""),
+        uri = _uri(frame)
+        ticks.append({"tick": tick.tick, "frame": None if uri is None else store.setdefault(uri, len(store)),
+                      "caption": (frame or {}).get("caption", ""),
                       "actions": [_text(a) for a in tick.actions],
                       "firings": [_firing(f) for f in tick.firings]})
     record = side.record
@@ -126,12 +129,12 @@ SCRIPT = r"""
 function el(tag, cls, text){var e=document.createElement(tag);if(cls)e.className=cls;if(text!==undefined)e.textContent=text;return e;}
 function ports(title, map){var box=el('div');if(!map)return box;Object.keys(map).forEach(function(k){
   box.appendChild(el('div','port',title+' '+k+':'));box.appendChild(el('pre','',map[k]));});return box;}
-function drawSide(side, i, marked){
+function drawSide(side, i, marked, frames){
   var box=el('div','side');box.appendChild(el('h4','',side.label+': '+(side.success?'success':'failure')+' ('+side.termination+', '+side.steps+' steps)'));
   var t=side.ticks[Math.min(i, side.ticks.length-1)];
   if(i>=side.ticks.length){box.appendChild(el('p','na','the episode ended at tick '+side.ticks[side.ticks.length-1].tick));}
   if(side.note)box.appendChild(el('p','na',side.note));
-  if(t.image){var img=el('img','frame');img.src=t.image;img.alt='state at tick '+t.tick;box.appendChild(img);}
+  if(t.frame!==null){var img=el('img','frame');img.src=frames[t.frame];img.alt='state at tick '+t.tick;box.appendChild(img);}
   if(t.caption)box.appendChild(el('p','meta',t.caption));
   box.appendChild(el('div','port','actions executed at tick '+t.tick+':'));box.appendChild(el('pre','',t.actions.join('\n')||'(none)'));
   t.firings.forEach(function(f){var d=el('div','firing'+(marked&&f.node===marked.node&&t.tick===marked.tick?' divergent':''));
@@ -147,7 +150,7 @@ document.querySelectorAll('.episode-viewer').forEach(function(v){
   slider.max=n-1;
   var ix=data.divergence?data.sides[1].ticks.findIndex(function(t){return t.tick===data.divergence.tick;}):-1;
   function show(i){i=Math.max(0,Math.min(n-1,i));slider.value=i;sides.innerHTML='';
-    data.sides.forEach(function(s){sides.appendChild(drawSide(s,i,data.divergence));});
+    data.sides.forEach(function(s){sides.appendChild(drawSide(s,i,data.divergence,data.frames));});
     var t=data.sides[data.sides.length-1].ticks[Math.min(i,data.sides[data.sides.length-1].ticks.length-1)].tick;
     label.textContent='tick '+t+' ('+(i+1)+' of '+n+')'+(i===ix?' · first divergent tick':'');
     label.className='tick-label'+(i===ix?' divergent':'');v.dataset.index=i;}

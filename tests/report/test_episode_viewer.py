@@ -5,7 +5,6 @@ viewer embedded in the report and written by `architect episode --html`."""
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import re
@@ -163,7 +162,12 @@ def test_episode_html_writes_one_viewer_with_every_firing_in_full(report_run, tm
     shown = [f for t in child["ticks"] for f in t["firings"]]
     assert len(shown) == len(firings)
     assert all(s["outputs"] == f["outputs"] for s, f in zip(shown, firings))  # the logged texts, uncut
-    assert all(t["image"].startswith("data:image/svg+xml;base64,") for t in child["ticks"])
+    assert all(data["frames"][t["frame"]].startswith("data:image/svg+xml;base64,") for t in child["ticks"])
+    parent = data["sides"][0]
+    same_until = (data["divergence"] or {}).get("first_action_tick")
+    same_until = len(child["ticks"]) if same_until is None else same_until
+    shared = [(p["frame"], c["frame"]) for p, c in zip(parent["ticks"], child["ticks"]) if c["tick"] <= same_until]
+    assert shared and all(a == b for a, b in shared)  # a picture both sides show is stored once
     code, out = architect_json("episode", str(report_run), "1", record["episode_id"], "--html",
                                str(tmp_path / "one.txt"))
     assert code != 0 and "*.html" in out["error"] and not (tmp_path / "one.txt").exists()
@@ -184,10 +188,6 @@ def viewer_files(report_run, nav_run, arm_episodes, tmp_path):
     return {"babyai": _viewer_file(tmp_path, "babyai", "babyai", side(report_run, 1), side(report_run, 0)),
             "r2r": _viewer_file(tmp_path, "r2r", "mapgpt", side(nav_run, 1), side(nav_run, 0)),
             "arm": _viewer_file(tmp_path, "arm", "manipulation", arm_episodes["plot"])}
-
-
-def _decoded(uri: str) -> bytes:
-    return base64.b64decode(uri.split(",", 1)[1])
 
 
 def test_viewers_render_step_and_show_the_state_in_chromium(viewer_files):
