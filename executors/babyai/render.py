@@ -179,9 +179,12 @@ def _svg_grid(grid: np.ndarray, cells: list[tuple[int, int]], origin: tuple[int,
               agent: tuple[int, int, str] | None, dx: int, title: str) -> str:
     """Cells of `grid` drawn from `origin`; empty cells show as light grey, unknown ones as white."""
     x0, y0 = origin
+    known = len(cells) == size[0] * size[1]  # every cell known (the true grid): empty is the background
     parts = [f'<g transform="translate({dx},18)"><text x="0" y="-6" font-size="11">{_escape(title)}</text>'
-             f'<rect width="{size[0] * _CELL}" height="{size[1] * _CELL}" fill="#fff" stroke="#ccc"/>']
-    for kind, fill in ((W.EMPTY, "#eee"), (W.WALL, "#555")):  # the many plain squares as one path each
+             f'<rect width="{size[0] * _CELL}" height="{size[1] * _CELL}" fill="{"#eee" if known else "#fff"}" '
+             'stroke="#ccc"/>']
+    plain = ((W.WALL, "#555"),) if known else ((W.EMPTY, "#eee"), (W.WALL, "#555"))
+    for kind, fill in plain:  # the many plain squares as one path each
         squares = "".join(f"M{(x - x0) * _CELL} {(y - y0) * _CELL}h{_CELL}v{_CELL}h-{_CELL}z"
                           for x, y in cells if int(grid[x, y][0]) == kind)
         parts.append(f'<path d="{squares}" fill="{fill}"/>' if squares else "")

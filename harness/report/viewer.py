@@ -74,13 +74,13 @@ def _frames(executor: str, data) -> tuple[list[dict] | None, str | None]:
     from harness.executor_api import find_executor
     from harness.plugins import load_ref
 
-    ref = find_executor(executor).renderer
-    if ref is None:
-        return None, f"executor {executor!r} declares no renderer: no state pictures"
     try:
+        ref = find_executor(executor).renderer
+        if ref is None:
+            return None, f"executor {executor!r} declares no renderer: no state pictures"
         return load_ref(ref)(data), None
     except Exception as exc:  # noqa: BLE001 - a renderer's failure is shown, the trace still is
-        return None, f"the renderer {ref} failed: {type(exc).__name__}: {exc}"
+        return None, f"no state pictures: {type(exc).__name__}: {exc}"
 
 
 def _uri(frame: dict | None) -> str | None:
