@@ -2,7 +2,8 @@
 child's side by side) to step through tick by tick — the executor's picture
 of the state (its spec's `renderer`), the actions, and each node firing's
 inputs, outputs, logged fields and usage as the log holds them, uncut. The
-first tick where the child's trace departs from the parent's is marked.
+first tick where the child's trace departs from the parent's is marked, and
+at each tick the firings whose outputs differ from the other side's.
 
 Everything is inline (frames as data URIs, the script and styles in the
 page), so the HTML opens without network."""
@@ -118,10 +119,11 @@ CSS = """
 .episode-viewer{border:1px solid #ddd;border-radius:6px;padding:.6em;margin:.8em 0;background:#fff}
 .episode-viewer .controls{margin:.3em 0}.episode-viewer .slider{width:40%;vertical-align:middle}
 .episode-viewer .sides{display:flex;gap:1em;align-items:flex-start}.episode-viewer .side{flex:1;min-width:0}
-.episode-viewer .frame{max-width:100%;height:auto;border:1px solid #eee;display:block}
+.episode-viewer .frame{max-width:100%;min-width:256px;height:auto;border:1px solid #eee;display:block;image-rendering:pixelated}
 .episode-viewer .divergent{background:#fff3cd;border:1px solid #e0a800;padding:0 .3em}
-.episode-viewer .firing{border-top:1px solid #eee;padding:.2em 0}.episode-viewer .firing pre{max-height:none;white-space:pre-wrap;word-break:break-word}
+.episode-viewer .firing{border-top:1px solid #eee;padding:.2em 0}.episode-viewer pre{max-height:none;white-space:pre-wrap;word-break:break-word}
 .episode-viewer .port{color:#555;font-size:12px}.episode-viewer .err{color:#a11}
+.episode-viewer .differs{border-left:3px solid #e0a800;padding-left:.4em}
 """
 
 SCRIPT = r"""
@@ -129,7 +131,9 @@ SCRIPT = r"""
 function el(tag, cls, text){var e=document.createElement(tag);if(cls)e.className=cls;if(text!==undefined)e.textContent=text;return e;}
 function ports(title, map){var box=el('div');if(!map)return box;Object.keys(map).forEach(function(k){
   box.appendChild(el('div','port',title+' '+k+':'));box.appendChild(el('pre','',map[k]));});return box;}
-function drawSide(side, i, marked, frames){
+function keyed(t){var seen={};return t.firings.map(function(f){seen[f.node]=(seen[f.node]||0)+1;
+  return [f.node+'#'+seen[f.node], JSON.stringify([f.outputs,f.error||null])];});}
+function drawSide(side, i, marked, frames, other){
   var box=el('div','side');box.appendChild(el('h4','',side.label+': '+(side.success?'success':'failure')+' ('+side.termination+', '+side.steps+' steps)'));
   var t=side.ticks[Math.min(i, side.ticks.length-1)];
   if(i>=side.ticks.length){box.appendChild(el('p','na','the episode ended at tick '+side.ticks[side.ticks.length-1].tick));}
@@ -137,7 +141,11 @@ function drawSide(side, i, marked, frames){
   if(t.frame!==null){var img=el('img','frame');img.src=frames[t.frame];img.alt='state at tick '+t.tick;box.appendChild(img);}
   if(t.caption)box.appendChild(el('p','meta',t.caption));
   box.appendChild(el('div','port','actions executed at tick '+t.tick+':'));box.appendChild(el('pre','',t.actions.join('\n')||'(none)'));
-  t.firings.forEach(function(f){var d=el('div','firing'+(marked&&f.node===marked.node&&t.tick===marked.tick?' divergent':''));
+  var theirs={};if(other&&i<other.ticks.length)keyed(other.ticks[i]).forEach(function(k){theirs[k[0]]=k[1];});
+  var mine=keyed(t);
+  t.firings.forEach(function(f,j){var differs=other&&i<other.ticks.length&&i<side.ticks.length&&theirs[mine[j][0]]!==mine[j][1];
+    var d=el('div','firing'+(differs?' differs':'')+(marked&&f.node===marked.node&&t.tick===marked.tick?' divergent':''));
+    if(differs)d.title='differs from the other episode at this tick';
     d.appendChild(el('b','',f.node+' ('+(f.type||'?')+')'));
     d.appendChild(ports('in',f.inputs));d.appendChild(ports('out',f.outputs));d.appendChild(ports('logged',f.logged));
     if(f.usage)d.appendChild(el('div','port','usage: '+JSON.stringify(f.usage)));
@@ -150,7 +158,7 @@ document.querySelectorAll('.episode-viewer').forEach(function(v){
   slider.max=n-1;
   var ix=data.divergence?data.sides[1].ticks.findIndex(function(t){return t.tick===data.divergence.tick;}):-1;
   function show(i){i=Math.max(0,Math.min(n-1,i));slider.value=i;sides.innerHTML='';
-    data.sides.forEach(function(s){sides.appendChild(drawSide(s,i,data.divergence,data.frames));});
+    data.sides.forEach(function(s,k){sides.appendChild(drawSide(s,i,data.divergence,data.frames,data.sides[1-k]));});
     var t=data.sides[data.sides.length-1].ticks[Math.min(i,data.sides[data.sides.length-1].ticks.length-1)].tick;
     label.textContent='tick '+t+' ('+(i+1)+' of '+n+')'+(i===ix?' · first divergent tick':'');
     label.className='tick-label'+(i===ix?' divergent':'');v.dataset.index=i;}
@@ -158,6 +166,8 @@ document.querySelectorAll('.episode-viewer').forEach(function(v){
   v.querySelector('.next').addEventListener('click',function(){show(+slider.value+1);});
   slider.addEventListener('input',function(){show(+slider.value);});
   var jump=v.querySelector('.jump');if(jump)jump.addEventListener('click',function(){show(ix);});
+  v.tabIndex=0;v.addEventListener('keydown',function(e){if(e.key==='ArrowRight'){show(+slider.value+1);e.preventDefault();}
+    else if(e.key==='ArrowLeft'){show(+slider.value-1);e.preventDefault();}});
   show(0);});
 })();
 """

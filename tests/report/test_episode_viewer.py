@@ -187,7 +187,7 @@ def viewer_files(report_run, nav_run, arm_episodes, tmp_path):
 
     return {"babyai": _viewer_file(tmp_path, "babyai", "babyai", side(report_run, 1), side(report_run, 0)),
             "r2r": _viewer_file(tmp_path, "r2r", "mapgpt", side(nav_run, 1), side(nav_run, 0)),
-            "arm": _viewer_file(tmp_path, "arm", "manipulation", arm_episodes["plot"])}
+            "arm": _viewer_file(tmp_path, "arm", "manipulation", arm_episodes["camera"], arm_episodes["plot"])}
 
 
 def test_viewers_render_step_and_show_the_state_in_chromium(viewer_files):
@@ -210,6 +210,10 @@ def test_viewers_render_step_and_show_the_state_in_chromium(viewer_files):
             box = browser.evaluate("""(() => { const r = document.querySelector('.side:last-child img.frame')
                 .getBoundingClientRect(); return [r.left + scrollX, r.top + scrollY, r.width, r.height,
                 devicePixelRatio]; })()""")
+            marked = browser.evaluate("""(() => { const v = document.querySelector('.episode-viewer');
+                const jump = v.querySelector('.jump'); if (!jump) return null; jump.click();
+                return {label: v.querySelector('.tick-label').textContent,
+                        differs: v.querySelectorAll('.side:last-child .firing.differs').length}; })()""")
             shot = browser.screenshot(ARTIFACTS / f"viewer_{name}.png")
             errors = browser.errors()
         finally:
@@ -217,6 +221,9 @@ def test_viewers_render_step_and_show_the_state_in_chromium(viewer_files):
         assert errors == [], (name, errors)
         assert any(src != before for src in steps["srcs"]), f"{name}: stepping does not change the frame"
         assert steps["label"].startswith("tick "), steps["label"]
+        if name == "arm":  # the camera's outputs make the sim's firings differ from tick 0 on
+            assert marked["label"].startswith("tick 0 ") and "first divergent tick" in marked["label"]
+            assert marked["differs"] >= 1
         x, y, w, h, ratio = box
         assert w > 150 and h > 150, (name, box)
         region = imread(shot)[int(y * ratio):int((y + h) * ratio), int(x * ratio):int((x + w) * ratio), :3]
