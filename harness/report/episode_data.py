@@ -17,6 +17,7 @@ import base64
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.canvas.episode_log import MAX_SUMMARY
 from harness.evaluation.trace import read_log, simulator_nodes
 
 
@@ -82,14 +83,16 @@ def episode_from(header: dict, firings: list[dict]) -> EpisodeData:
 
 def value(logged):
     """A logged port back as a value: a literal's value, the complete leading
-    entries of a cut dict summary, else the text itself."""
+    entries of a dict summary the log cut (at MAX_SUMMARY, ending in "..."),
+    else the text itself. A value the reader already returns as one stays."""
     if not isinstance(logged, str):
         return logged
     try:
         return ast.literal_eval(logged)
     except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
         pass
-    return leading_entries(logged) if logged.startswith("{") else logged
+    cut = logged.startswith("{") and logged.endswith("...") and len(logged) <= MAX_SUMMARY
+    return leading_entries(logged) if cut else logged
 
 
 def leading_entries(text: str) -> dict | str:
