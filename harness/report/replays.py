@@ -57,16 +57,16 @@ def report_replays(run: RunData, limit: int, requested: list[tuple[int, str]] = 
     asked: dict[int, list[str]] = {}
     for number, episode in requested:
         asked.setdefault(number, []).append(episode)
-    known = {it.number: it for it in run.iterations}
+    known = {it.number for it in run.iterations}
     for number in asked:
         if number not in known:
             raise UserError(f"--episode {number}:…: iteration {number} is not committed in run {run.run_id} "
                             f"(committed: {sorted(known)})")
+    paths, executor = RunPaths(run.root), run.manifest["executor"]
     for it in run.iterations:
         changed = []
         if it.versus_parent is not None:
             changed = it.versus_parent["episodes"]["gained"] + it.versus_parent["episodes"]["lost"]
-        paths, executor = RunPaths(run.root), run.manifest["executor"]
         viewers = iteration_replays(paths, executor, it.number, it.parent, changed[:limit], missing_ok=True)
         extra = [e for e in asked.get(it.number, []) if e not in changed[:limit]]
         viewers += iteration_replays(paths, executor, it.number, it.parent, extra)

@@ -44,6 +44,13 @@ def write_report(refs: list[str], *, compare: bool, output: Path | None, runs_di
         html, figs = compare_page(runs)
     else:
         html, figs = run_page(runs[0], report_replays(runs[0], replays, episodes), refresh)
+    written = _write_page(output, html, figs)
+    return {"ok": True, "report": str(output.resolve()), "figures": written,
+            "runs": [str(r.root) for r in runs], "iterations": {r.run_id: len(r.iterations) for r in runs}}
+
+
+def _write_page(output: Path, html: str, figs: dict) -> list[str]:
+    """The page, and its figures as PNG and SVG in <name>_figures/; the paths of the figures."""
     folder = output.with_name(output.stem + "_figures")
     try:
         written = [str(p) for name, fig in figs.items() for p in figures.export(fig, folder, name)]
@@ -53,12 +60,11 @@ def write_report(refs: list[str], *, compare: bool, output: Path | None, runs_di
     finally:
         for fig in figs.values():
             figures.close(fig)
-    return {"ok": True, "report": str(output.resolve()), "figures": written,
-            "runs": [str(r.root) for r in runs], "iterations": {r.run_id: len(r.iterations) for r in runs}}
+    return written
 
 
 def write_matrix(refs: list[str], *, output: Path | None, runs_dir: Path | None, csv_path: Path | None = None,
-                 latex_path: Path | None = None, replays: int = REPLAYS) -> dict:
+                 latex_path: Path | None = None) -> dict:
     """The matrix page of RUNS (each run's own report written beside it, in <name>_runs/), and
     optionally its CSV and LaTeX forms."""
     from harness.report.matrix import cell, csv_text, latex_table
@@ -77,14 +83,7 @@ def write_matrix(refs: list[str], *, output: Path | None, runs_dir: Path | None,
     cells, reports = [], {}
     for run in [collect_run(p) for p in paths]:  # every run read before anything is written
         report = folder / f"{run.run_id}.html"
-        html, figs = run_page(run, report_replays(run, replays))
-        try:
-            for name, fig in figs.items():
-                figures.export(fig, folder / f"{run.run_id}_figures", name)
-            _write(report, html)
-        finally:
-            for fig in figs.values():
-                figures.close(fig)
+        _write_page(report, *run_page(run, report_replays(run, REPLAYS)))
         reports[run.run_id] = str(report.resolve())
         cells.append(cell(run, f"{folder.name}/{report.name}"))
     _write(output, matrix_page(cells))
