@@ -138,6 +138,8 @@ function drawSide(side, i, marked, frames, other){
   var t=side.ticks[Math.min(i, side.ticks.length-1)];
   if(i>=side.ticks.length){box.appendChild(el('p','na','the episode ended at tick '+side.ticks[side.ticks.length-1].tick));}
   if(side.note)box.appendChild(el('p','na',side.note));
+  if(side.result){var r=el('details');r.appendChild(el('summary','','what the simulator reported at the end'));
+    r.appendChild(el('pre','',JSON.stringify(side.result,null,1)));box.appendChild(r);}
   if(t.frame!==null){var img=el('img','frame');img.src=frames[t.frame];img.alt='state at tick '+t.tick;box.appendChild(img);}
   if(t.caption)box.appendChild(el('p','meta',t.caption));
   box.appendChild(el('div','port','actions executed at tick '+t.tick+':'));box.appendChild(el('pre','',t.actions.join('\n')||'(none)'));

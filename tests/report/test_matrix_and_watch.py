@@ -146,7 +146,7 @@ def test_bad_input_is_one_line_and_writes_nothing(report_run, tmp_path):
 
 
 def test_watch_on_a_stopped_run_writes_its_final_page_once(report_run, tmp_path):
-    code, out = architect_json("report", str(report_run), "--watch", "--interval", "0.1", "-o",
+    code, out = architect_json("report", str(report_run), "--watch", "--interval", "0.1", "--replays", "0", "-o",
                                str(tmp_path / "w.html"))
     assert code == 0 and out["writes"] == 1
     assert 'http-equiv="refresh"' not in (tmp_path / "w.html").read_text()
