@@ -2,12 +2,14 @@
 simulator's outputs, each node firing's inputs and outputs, the actions,
 read through the episode-log reader (`harness.evaluation.trace.read_log`).
 
-The reader gives each port as it was logged. A logged text that is a Python
-literal becomes that value; an array on a port whose log line carries the
-array in full (`arrays`, see `harness.canvas.episode_log.array_record`)
-becomes a numpy array at its place. A dict summarised with a cut keeps the
-complete leading entries (`leading_entries`), so a renderer can read a
-simulator state's first fields from a log that stores summaries.
+The reader gives each port as it was logged. In a log that stores values as
+data (header `"format": 2`) they are taken as they are, an array (`{"$array":
+{dtype, shape, base64}}`) becoming a numpy array. In a log of bounded text
+summaries (the first format) a text that is a Python literal becomes that
+value, an array the log line carries in full (`arrays`, see
+`harness.canvas.episode_log.array_record`) becomes a numpy array at its
+place, and a dict summary the log cut keeps its complete leading entries
+(`leading_entries`), so a renderer can read a simulator state's first fields.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ def load_episode(log: Path) -> EpisodeData:
 
 def episode_from(header: dict, firings: list[dict]) -> EpisodeData:
     sims = simulator_nodes(firings)
+    as_data = (header.get("format") or 1) >= 2
     ticks: dict[int, Tick] = {}
     shown: dict = {}  # the simulator's latest outputs
     for record in firings:
@@ -68,7 +71,8 @@ def episode_from(header: dict, firings: list[dict]) -> EpisodeData:
         if tick is None:
             tick = ticks[record["tick"]] = Tick(record["tick"], observation=shown)
         arrays = record.get("arrays") or {}
-        values = {side: _values(record.get(side), arrays, side) for side in ("inputs", "outputs")}
+        values = {side: arrays_read(record.get(side) or {}) if as_data else _values(record.get(side), arrays, side)
+                  for side in ("inputs", "outputs")}
         usage = {k: record[k] for k in ("model", "input_tokens", "output_tokens", "cost_usd") if k in record}
         tick.firings.append(Firing(record["node"], record.get("type"), record.get("inputs"), record.get("outputs"),
                                    values, record.get("error"), record.get("self"), usage or None))
@@ -122,6 +126,19 @@ def _values(ports: dict | None, arrays: dict, side: str) -> dict:
     return out
 
 
+def arrays_read(value):
+    """A value of a format-2 log with each `{"$array": record}` as a numpy array (left as it is when
+    its content was not logged)."""
+    if isinstance(value, dict):
+        if len(value) == 1 and isinstance(value.get("$array"), dict):
+            array = decode_array(value["$array"])
+            return value if array is None else array
+        return {k: arrays_read(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [arrays_read(v) for v in value]
+    return value
+
+
 def decode_array(record: dict):
     """An `array_record` back as a numpy array (None when its content was not logged)."""
     import numpy as np
@@ -129,7 +146,7 @@ def decode_array(record: dict):
     if "base64" in record:
         return np.frombuffer(base64.b64decode(record["base64"]), record["dtype"]).reshape(record["shape"])
     if "items" in record:
-        return np.array(record["items"], dtype=object)
+        return np.array(record["items"], dtype=object).reshape(record["shape"])
     return None
 
 

@@ -93,13 +93,27 @@ def _uri(frame: dict | None) -> str | None:
 
 
 def _text(value) -> str:
+    """A port's value as the viewer prints it: a text as it is, data as JSON; an array's
+    content (base64) is named by dtype and shape (the renderer draws what it shows)."""
     if isinstance(value, str):
         return value
+    value = _array_named(value)
     try:
         text = json.dumps(value, default=repr)
         return text if len(text) <= 100 else json.dumps(value, indent=1, default=repr)
     except (TypeError, ValueError):
         return repr(value)
+
+
+def _array_named(value):
+    if isinstance(value, dict):
+        record = value.get("$array") if len(value) == 1 else None
+        if isinstance(record, dict):
+            return {"$array": {k: v for k, v in record.items() if k != "base64"}}
+        return {k: _array_named(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_array_named(v) for v in value]
+    return value
 
 
 def _firing(f) -> dict:

@@ -255,3 +255,25 @@ def test_waypoint_navigators_pictures_follow_their_route(seed, tmp_path):
         (line,) = re.findall(r'<polyline points="([^"]*)"[^>]*stroke="#1f77b4"', frame["svg"])
         assert len(line.split()) == len(walked) and frame["caption"] != "current view: -"
     assert frames[0]["svg"].count('stroke-dasharray="4 3"') >= 1  # a goal's 3 m ring
+
+
+def test_a_log_of_values_as_data_is_read_as_it_is():
+    """The episode log's second format (values as JSON data, arrays tagged `$array`)."""
+    from harness.canvas.episode_log import array_record
+    from harness.report.episode_data import episode_from
+    from harness.report.viewer import _text
+
+    grid = np.arange(12, dtype=np.uint8).reshape(2, 2, 3)
+    header = {"kind": "episode", "format": 2, "episode": {"level": "L", "seed": 1}, "result": {"success": False}}
+    firings = [
+        {"node": "sim", "type": "t.Sim", "tick": 0, "inputs": None,
+         "outputs": {"obs": {"image": {"$array": array_record(grid)}, "text": "'quoted' stays quoted"}}},
+        {"node": "act", "type": "t.Act", "tick": 0, "inputs": {"obs": {"text": "x"}}, "outputs": {"actions": ["go"]}},
+        {"node": "sim", "type": "t.Sim", "tick": 0, "inputs": {"actions": ["go"]}, "outputs": {"obs": {"text": "1"}}},
+    ]
+    data = episode_from(header, firings)
+    (tick,) = data.ticks
+    assert np.array_equal(tick.observation["obs"]["image"], grid)
+    assert tick.observation["obs"]["text"] == "'quoted' stays quoted" and tick.actions == [["go"]]
+    shown = _text(firings[0]["outputs"]["obs"])
+    assert '"dtype": "|u1"' in shown and "base64" not in shown and "'quoted' stays quoted" in shown
