@@ -6,8 +6,8 @@ The reader gives each port as it was logged. In a log that stores values as
 data (header `"format": 2`) they are taken as they are, an array (`{"$array":
 {dtype, shape, base64}}`) becoming a numpy array. In a log of bounded text
 summaries (the first format) a text that is a Python literal becomes that
-value, an array the log line carries in full (`arrays`, see
-`harness.canvas.episode_log.array_record`) becomes a numpy array at its
+value, an array the log line carries in full (its `arrays` field: dtype,
+shape, base64 of the bytes, keyed by JSON pointer) becomes a numpy array at its
 place, and a dict summary the log cut keeps its complete leading entries
 (`leading_entries`), so a renderer can read a simulator state's first fields.
 """
@@ -19,8 +19,9 @@ import base64
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.canvas.episode_log import MAX_SUMMARY
 from harness.evaluation.trace import read_log, simulator_nodes
+
+SUMMARY_CHARS = 200  # the first format's bound on a port's summary
 
 
 @dataclass
@@ -87,7 +88,7 @@ def episode_from(header: dict, firings: list[dict]) -> EpisodeData:
 
 def value(logged):
     """A logged port back as a value: a literal's value, the complete leading
-    entries of a dict summary the log cut (at MAX_SUMMARY, ending in "..."),
+    entries of a dict summary the log cut (at SUMMARY_CHARS, ending in "..."),
     else the text itself. A value the reader already returns as one stays."""
     if not isinstance(logged, str):
         return logged
@@ -95,7 +96,7 @@ def value(logged):
         return ast.literal_eval(logged)
     except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
         pass
-    cut = logged.startswith("{") and logged.endswith("...") and len(logged) <= MAX_SUMMARY
+    cut = logged.startswith("{") and logged.endswith("...") and len(logged) <= SUMMARY_CHARS
     return leading_entries(logged) if cut else logged
 
 
@@ -140,7 +141,8 @@ def arrays_read(value):
 
 
 def decode_array(record: dict):
-    """An `array_record` back as a numpy array (None when its content was not logged)."""
+    """An array's logged record (dtype, shape, base64 or items) as a numpy array (None when its
+    content was not logged)."""
     import numpy as np
 
     if "base64" in record:

@@ -5,6 +5,7 @@ viewer embedded in the report and written by `architect episode --html`."""
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import re
@@ -16,7 +17,7 @@ from matplotlib.image import imread
 from reportkit import architect_json
 
 from harness import SEEDS_DIR
-from harness.canvas.episode_log import EpisodeLog, summarize
+from harness.canvas.episode_log import EpisodeLog
 from harness.canvas.runtime import GraphRunner
 from harness.report.episode_data import leading_entries, load_episode, value
 from harness.report.page import episode_page
@@ -35,12 +36,12 @@ def _replay_data(html: str) -> list[dict]:
 
 
 def test_a_cut_dict_summary_keeps_its_complete_leading_entries():
-    state = {"scan": "17DRP5sb8fy", "viewpoint": "d65b6505904448d1940e679c9a098047", "view_index": 12,
-             "navigable": ["a" * 32] * 8}
-    text = summarize(state)
-    assert not text.endswith("}")  # the log cut it
+    """The first log format's summaries (a port's repr, cut at 200 characters with "...")."""
+    text = ("{'scan': '17DRP5sb8fy', 'viewpoint': 'd65b6505904448d1940e679c9a098047', 'view_index': 12, "
+            "'navigable': ['" + "a" * 32 + "', '" + "a" * 32 + "', 'aaaa...")
     assert leading_entries(text) == {"scan": "17DRP5sb8fy", "viewpoint": "d65b6505904448d1940e679c9a098047",
                                      "view_index": 12}
+    assert value(text) == leading_entries(text) and value("{'a': 1, 'b': 'not cut'") == "{'a': 1, 'b': 'not cut'"
     assert value("['left', 'forward']") == ["left", "forward"] and value("not a literal") == "not a literal"
 
 
@@ -259,15 +260,15 @@ def test_waypoint_navigators_pictures_follow_their_route(seed, tmp_path):
 
 def test_a_log_of_values_as_data_is_read_as_it_is():
     """The episode log's second format (values as JSON data, arrays tagged `$array`)."""
-    from harness.canvas.episode_log import array_record
     from harness.report.episode_data import episode_from
     from harness.report.viewer import _text
 
     grid = np.arange(12, dtype=np.uint8).reshape(2, 2, 3)
+    record = {"dtype": grid.dtype.str, "shape": list(grid.shape), "base64": base64.b64encode(grid.tobytes()).decode()}
     header = {"kind": "episode", "format": 2, "episode": {"level": "L", "seed": 1}, "result": {"success": False}}
     firings = [
         {"node": "sim", "type": "t.Sim", "tick": 0, "inputs": None,
-         "outputs": {"obs": {"image": {"$array": array_record(grid)}, "text": "'quoted' stays quoted"}}},
+         "outputs": {"obs": {"image": {"$array": record}, "text": "'quoted' stays quoted"}}},
         {"node": "act", "type": "t.Act", "tick": 0, "inputs": {"obs": {"text": "x"}}, "outputs": {"actions": ["go"]}},
         {"node": "sim", "type": "t.Sim", "tick": 0, "inputs": {"actions": ["go"]}, "outputs": {"obs": {"text": "1"}}},
     ]
