@@ -74,7 +74,7 @@ def write_matrix(refs: list[str], *, output: Path | None, runs_dir: Path | None,
     ids = [p.run_id for p in paths]
     if len(set(ids)) != len(ids):
         raise UserError(f"--matrix: a run is given twice ({', '.join(sorted({i for i in ids if ids.count(i) > 1}))})")
-    output = Path(output) if output is not None else default_output(["matrix", *ids], runs_dir)
+    output = Path(output) if output is not None else default_output(["matrix-" + "-".join(ids)], runs_dir)
     _check_suffix(output, "-o", (".html", ".htm"), "the matrix page is an HTML file (name it *.html)")
     for given, option, suffix in ((csv_path, "--csv", ".csv"), (latex_path, "--latex", ".tex")):
         if given is not None:
