@@ -21,12 +21,12 @@ EXECUTOR = ExecutorSpec(
              "trajectory_steps": "lower", "stopped": "higher"},
     primary_metric="success_rate",
     seeds=in_tree_seeds("smartway", "smartway-heuristic"),
+    renderer="executors.mp3d.render:render_r2r",
     data=(DataRequirement(name="r2r", module="executors.mp3d.data_r2r"),),
     optional_dependencies=("MatterSim",),
     oracle="executors.smartway.oracle:oracle",
     provenance="executors.mp3d.data_r2r:provenance",
     worker_preload=("executors.mp3d.sim",),
     sandbox_modules=("executors.mp3d.instructions",),
-    renderer="executors.mp3d.render:render_r2r",
 )
 
