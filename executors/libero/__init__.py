@@ -20,12 +20,12 @@ EXECUTOR = ExecutorSpec(
     metrics={"success_rate": "higher", "steps": "lower", "reward": "higher"},
     primary_metric="success_rate",
     seeds=in_tree_seeds("voxposer-libero-scripted", "voxposer-libero", "vla-libero"),
-    renderer="harness.embodied.render:render_episode",
     tier_expander="executors.libero.tiers:expand_tier",
     requires=("libero", "robosuite", "mujoco"),
     optional_dependencies=("openpi_client", "openpi_server"),
     install=INSTALL,
     describe="executors.libero.suites:describe",
+    renderer="harness.embodied.render:render_episode",
     provenance="executors.libero.suites:provenance",
     worker_preload=("executors.libero.preload",),
 )
