@@ -1,5 +1,6 @@
-"""One real run (random search over BabyAI, 2 iterations on a few episodes),
-built once for the report tests."""
+"""The report tests' real runs, built once: random search over BabyAI (2
+iterations on a few episodes, certified), random search over MapGPT's
+heuristic seed on R2R, and KDLoop's seed iteration on BabyAI."""
 
 from __future__ import annotations
 
