@@ -109,6 +109,9 @@ class ExecutorSpec:
     describe: str | None = None  # "module:attr"() -> dict: executor-specific facts `architect executors` lists
     oracle: str | None = None  # "module:attr"(episode) -> record
     state_renderer: str | None = None  # "module:attr"(episode, tick, captured, actions) -> text (harness.evaluation.trace)
+    # "module:attr"(EpisodeData) -> one {"svg": text} or {"png": bytes} (and a "caption") per tick: the state
+    # pictures of the episode viewer (harness.report.viewer; EpisodeData is harness.report.episode_data's)
+    renderer: str | None = None
     provenance: str | None = None  # "module:attr"() -> dict: simulator backend, data checksums (recorded by init)
     # Modules slow to import that every worker needs before its first episode (the simulator's
     # runtime): the local pool's forkserver imports them once and each worker starts with them loaded.

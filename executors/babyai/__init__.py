@@ -27,6 +27,7 @@ EXECUTOR = ExecutorSpec(
     optional_dependencies=("openpi_client",),
     oracle="executors.babyai.oracle:oracle",
     state_renderer="executors.babyai.render:render_state",
+    renderer="executors.babyai.render:render_episode",
     worker_preload=("executors.babyai.envs",),
     stand_in_planner="executors.babyai.stand_ins:scripted_planner",
     sandbox_modules=("executors.babyai.world",),

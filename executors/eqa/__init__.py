@@ -34,6 +34,7 @@ EXECUTOR = ExecutorSpec(
              "path_length": "lower", "stopped": "higher"},
     primary_metric="accuracy",
     seeds=in_tree_seeds("explore-eqa", "explore-eqa-heuristic"),
+    renderer="executors.eqa.render:render_episode",
     data=(DataRequirement(name="r2r", module="executors.mp3d.data_r2r"),
           DataRequirement(name="reverie", module="executors.eqa.data_reverie"),
           DataRequirement(name="mp3d-regions", module="executors.eqa.data_regions")),

@@ -26,6 +26,7 @@ EXECUTOR = ExecutorSpec(
     optional_dependencies=("openpi_client", "openpi_server"),
     install=INSTALL,
     describe="executors.libero.suites:describe",
+    renderer="harness.embodied.render:render_episode",
     provenance="executors.libero.suites:provenance",
     worker_preload=("executors.libero.preload",),
     episode_schema="episode_libero",

@@ -17,6 +17,7 @@ EXECUTOR = ExecutorSpec(
     metrics={"success_rate": "higher", "steps": "lower", "reward": "higher"},
     primary_metric="success_rate",
     seeds=in_tree_seeds("voxposer-scripted", "voxposer", "vla", "vla-llm"),
+    renderer="harness.embodied.render:render_episode",
     optional_dependencies=("robosuite", "mujoco", "openpi_client"),
     worker_preload=("executors.manipulation.preload",),
     episode_schema="episode_manipulation",

@@ -21,6 +21,7 @@ EXECUTOR = ExecutorSpec(
              "trajectory_steps": "lower"},
     primary_metric="success_rate",
     seeds=in_tree_seeds("mapgpt", "mapgpt-heuristic"),
+    renderer="executors.mp3d.render:render_r2r",
     data=(DataRequirement(name="r2r", module="executors.mp3d.data_r2r"),),
     optional_dependencies=("MatterSim",),
     oracle="executors.mapgpt.oracle:oracle",

@@ -22,6 +22,7 @@ EXECUTOR = ExecutorSpec(
              "trajectory_steps": "lower", "stopped": "higher"},
     primary_metric="success_rate",
     seeds=in_tree_seeds("smartway", "smartway-heuristic"),
+    renderer="executors.mp3d.render:render_r2r",
     data=(DataRequirement(name="r2r", module="executors.mp3d.data_r2r"),),
     optional_dependencies=("MatterSim",),
     oracle="executors.smartway.oracle:oracle",

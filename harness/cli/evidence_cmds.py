@@ -4,6 +4,8 @@ rendered at a tick, the divergence point against another candidate)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from harness.cli.conventions import JSON_OPTION, RUNS_DIR_OPTION, emit, handled
@@ -51,14 +53,19 @@ def episodes_cmd(run, iteration, vs, confidence, runs_dir, as_json):
               help="Only this tick, with the executor's rendering of the state (replayed from the episode's seed).")
 @click.option("--vs", "vs", default=None, metavar="ITER",
               help="Also find where this episode's trace departs from ITER's (first tick, first node firing).")
+@click.option("--html", "html", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the episode viewer to this HTML file (with --vs, both episodes side by side).")
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @handled
-def episode_cmd(run, iteration, episode, tick, vs, runs_dir, as_json):
+def episode_cmd(run, iteration, episode, tick, vs, html, runs_dir, as_json):
     """A readable trace of one EPISODE (an episode id, e.g. BabyAI-GoTo-v0:1003,
     or a unique prefix) of ITER: per tick the observation summary, each node's
     outputs and the actions. With --vs, the first tick and node firing where
     the two candidates' traces diverge, and the first tick whose actions differ.
+    With --html, the same episode as a replay to step through in a browser
+    (the executor's picture of the state per tick, every firing's inputs and
+    outputs), one self-contained file.
     """
     from harness.rundir.evidence import episode_view, render_episode
     from harness.rundir.layout import resolve_run
@@ -67,7 +74,13 @@ def episode_cmd(run, iteration, episode, tick, vs, runs_dir, as_json):
     paths = resolve_run(run, runs_dir)
     executor = read_record("manifest", paths.manifest)["executor"]
     view = episode_view(paths, iteration, episode, tick, vs, executor)
-    emit(view, as_json, render_episode(view))
+    text = render_episode(view)
+    if html is not None:
+        from harness.report.write import write_episode_html
+
+        view["html"] = str(write_episode_html(paths, iteration, episode, vs, executor, html))
+        text += f"\nviewer: {view['html']}"
+    emit(view, as_json, text)
 
 
 @click.command("certify")

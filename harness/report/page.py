@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from html import escape
 
-from harness.report import figures
+from harness.report import figures, viewer
 from harness.report.collect import Iteration, RunData
+from harness.report.replays import IterationReplays
 from harness.rundir import ledger
 from harness.rundir.display import score_text
 
@@ -28,13 +29,17 @@ button{font:inherit;margin-right:.5em}
 """
 
 SCRIPT = """
-document.getElementById('expand').addEventListener('click',function(){document.querySelectorAll('details').forEach(function(d){d.open=true;});});
-document.getElementById('collapse').addEventListener('click',function(){document.querySelectorAll('details').forEach(function(d){d.open=false;});});
+[['expand',true],['collapse',false]].forEach(function(b){var e=document.getElementById(b[0]);if(e)e.addEventListener('click',
+  function(){document.querySelectorAll('details').forEach(function(d){d.open=b[1];});});});
 """
 
 
-def run_page(run: RunData) -> tuple[str, dict]:
-    """The HTML of one run's report, and its figures (name -> matplotlib figure)."""
+def run_page(run: RunData, replays: dict[int, IterationReplays] | None = None,
+             refresh: float | None = None) -> tuple[str, dict]:
+    """The HTML of one run's report, and its figures (name -> matplotlib figure).
+    REPLAYS: the episode viewers per iteration; REFRESH: seconds after which the
+    page reloads itself (a report being rewritten by `--watch`)."""
+    replays = replays or {}
     figs = {"trajectory": figures.trajectory([run]), "axes": figures.axis_shares([run])}
     body = [
         f"<h1>Run {escape(run.run_id)}</h1>",
@@ -50,9 +55,9 @@ def run_page(run: RunData) -> tuple[str, dict]:
         _certification(run),
         '<h2>Iterations</h2>',
         '<p><button id="expand">expand all</button><button id="collapse">collapse all</button></p>',
-        *(_iteration(run, it) for it in run.iterations),
+        *(_iteration(run, it, replays.get(it.number)) for it in run.iterations),
     ]
-    return _document(f"architect report: {run.run_id}", body), figs
+    return _document(f"architect report: {run.run_id}", body, refresh), figs
 
 
 def compare_page(runs: list[RunData]) -> tuple[str, dict]:
@@ -74,10 +79,16 @@ def compare_page(runs: list[RunData]) -> tuple[str, dict]:
     return _document(f"architect report: {len(runs)} runs", body), figs
 
 
-def _document(title: str, body: list[str]) -> str:
+def episode_page(title: str, viewer_html: str) -> str:
+    """A page holding one episode viewer (`architect episode … --html`)."""
+    return _document(title, [f"<h1>{escape(title)}</h1>", viewer_html])
+
+
+def _document(title: str, body: list[str], refresh: float | None = None) -> str:
+    reload = f'<meta http-equiv="refresh" content="{refresh:g}">' if refresh else ""
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{escape(title)}</title><style>{CSS}</style></head><body>\n"
-            + "\n".join(body) + f"\n<script>{SCRIPT}</script>\n</body></html>\n")
+            f"{reload}<title>{escape(title)}</title><style>{CSS}{viewer.CSS}</style></head><body>\n"
+            + "\n".join(body) + f"\n<script>{SCRIPT}{viewer.SCRIPT}</script>\n</body></html>\n")
 
 
 def _run_meta(run: RunData) -> str:
@@ -166,7 +177,7 @@ def _certification(run: RunData) -> str:
     return "\n".join(parts)
 
 
-def _iteration(run: RunData, it: Iteration) -> str:
+def _iteration(run: RunData, it: Iteration, replays: IterationReplays | None) -> str:
     row = it.row
     title = (f"iteration {it.number} ← {'-' if it.parent is None else it.parent}: "
              f"{score_text(row.get('primary'))} — {row.get('description', '')}")
@@ -177,7 +188,19 @@ def _iteration(run: RunData, it: Iteration) -> str:
             f'<h3>Patch against the parent</h3>'
             f'{"<pre>" + escape(patch) + "</pre>" if patch else NOT_AVAILABLE}'
             f'<h3>Text diff against the parent</h3>{_diff_html(it.diff)}'
-            f'<h3>Episodes gained / lost against the parent</h3>{_versus_parent(it.versus_parent)}</details>')
+            f'<h3>Episodes gained / lost against the parent</h3>{_versus_parent(it.versus_parent)}'
+            f'{_replays(run, it, replays)}</details>')
+
+
+def _replays(run: RunData, it: Iteration, replays: IterationReplays | None) -> str:
+    if replays is None:
+        return ""
+    more = ""
+    if replays.omitted:
+        more = (f'<p class="meta">{len(replays.omitted)} more gained / lost episodes are not replayed here '
+                f'(architect report {escape(run.run_id)} --replays N, or architect episode {escape(run.run_id)} '
+                f'{it.number} EPISODE --vs {it.parent} --html FILE): {escape(" ".join(replays.omitted))}</p>')
+    return "<h3>Replays</h3>" + "".join(replays.viewers) + more
 
 
 def _versus_parent(result: dict | None) -> str:
@@ -218,3 +241,16 @@ def _share_text(share: dict | None) -> str:
 def _mean_sd(record: dict) -> str:
     mean, sd = record.get("mean"), record.get("sd")
     return "-" if mean is None else f"{mean:.4f} ± {sd or 0:.4f}"
+
+
+def matrix_page(cells: list[dict], refresh: float | None = None) -> str:
+    """The study's table: rows = variants, columns = executors, a cell per run linking to its report."""
+    from harness.report.matrix import html_table
+
+    body = [f"<h1>Variant × executor matrix of {len(cells)} runs</h1>",
+            '<p class="meta">per cell: seed and best primary mean (95% CI) on the search tier, certified reruns '
+            '(iteration 0 → best, mean ± sd, Δ) with the paired verdict of the best against iteration 0, the '
+            'sealed holdout verdict, leak flags (attempts discarded for a privileged leak), iterations, the '
+            'most-used intervention axis and its share, cost and wall time; the run id links to its report.</p>',
+            html_table(cells)]
+    return _document(f"architect report: matrix of {len(cells)} runs", body, refresh)
