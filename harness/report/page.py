@@ -145,6 +145,15 @@ def _ledger_table(rows: list[dict]) -> str:
     return f'<table id="ledger">{head}{"".join(out)}</table>'
 
 
+def _holdout_verdict(h: dict, ci: str) -> str:
+    """The verdict beside its own test; where that test is McNemar's (success), the Δ interval
+    only describes the size of the change and says so (one interval, one verdict)."""
+    if h.get("p_value") is None:
+        return f'95% CI {ci}, {escape(h["test"])}: <b>{escape(h["verdict"])}</b>'
+    return (f'+{h["gained"]}/−{h["lost"]}, {escape(h["test"])} p={_num(h["p_value"], ".3g")}: '
+            f'<b>{escape(h["verdict"])}</b> (Δ 95% CI {ci}, descriptive)')
+
+
 def _certification(run: RunData) -> str:
     """Reruns recorded by `architect rerun`; the certification verdict (Δ,
     holdout) once the run holds one."""
@@ -170,8 +179,7 @@ def _certification(run: RunData) -> str:
         f'<td class=num>{r["delta"]:+.3f}</td><td>{"deterministic" if record["deterministic"] else "draws vary"}</td></tr>'
         f'<tr><td>holdout: {escape(h["tier"])}, {h["episodes"]} episodes</td><td class=num>{_num(h["baseline"])}</td>'
         f'<td class=num>{_num(h["best"])}</td><td class=num>{_num(h["delta"], "+.3f")}</td>'
-        f'<td>95% CI {ci}, +{h["gained"]}/−{h["lost"]}, {escape(h["test"])} p={_num(h["p_value"], ".3g")}: '
-        f'<b>{escape(h["verdict"])}</b></td></tr></table>')
+        f'<td>{_holdout_verdict(h, ci)}</td></tr></table>')
     if record.get("note"):
         parts.append(f'<p class="meta">{escape(record["note"])}</p>')
     return "\n".join(parts)
