@@ -179,7 +179,7 @@ def summary(paths: RunPaths, reason: str) -> dict:
     return {"ok": True, "run": str(paths.root), "run_id": paths.run_id, "stop_reason": reason,
             "phase": beam["phase"], "round": beam["round"], "beam": beam["beam"], "selected": beam["selected"],
             "iterations": len(run.committed_iterations()) - 1, "cap": run.manifest["caps"]["max_iterations"],
-            "costs": beam["costs"], "final": final["rows"] if final else None}
+            "costs": beam["costs"], "final": final["splits"] if final else None}
 
 
 def run_headless(seed_name: str, *, runs_dir: Path, run_id: str | None = None, resume: bool = False,
