@@ -15,6 +15,7 @@ def build_context(history):
         lines.append("Recent commands:")
         for item in history[-RECENT:]:
             lines.append("- %s" % item.get("decision"))
-        gripper = history[-1].get("observation") or {}
-        lines.append("Gripper opening now: %s m" % gripper.get("opening"))
+        gripper = history[-1].get("observation")
+        if isinstance(gripper, dict):
+            lines.append("Gripper opening now: %s m" % gripper.get("opening"))
     return "\n".join(lines)

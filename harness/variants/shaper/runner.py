@@ -52,9 +52,9 @@ def _splits(executor_name: str) -> dict:
 
 
 def _stand_in_planner(executor_name: str):
-    from harness.executor_api import load_executor, load_ref
+    from harness.executor_api import find_executor, load_ref
 
-    ref = load_executor(executor_name).stand_in_planner
+    ref = find_executor(executor_name).stand_in_planner
     if ref is None:
         raise UserError(f"executor {executor_name!r} offers no stand-in planner (`stand_in_planner` in its spec): "
                         "run without --scripted-models, with a model endpoint")
