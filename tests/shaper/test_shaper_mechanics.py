@@ -2,11 +2,14 @@
 rollout records, gradients, the sandbox gate with repair, role models over the
 real SDK clients against loopback servers (429 / 500 / slow replies), costs."""
 
+import base64
 import json
+import struct
 import sys
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -209,6 +212,36 @@ def test_rollout_records_steps_and_metadata(tmp_path):
     assert rollout["category"] == "BabyAI-GoToLocal-v0"
     assert validate_instance("shaper_rollout", {"candidate": "c" + "0" * 12, "split": "train", "tier": "t",
                                                 "episodes": [rollout], "cost_usd": 0.0}) == []
+
+
+def _frame_array(value: int) -> dict:
+    pixels = np.full((256, 256, 3), value, np.uint8)
+    return {"dtype": "|u1", "shape": [256, 256, 3], "base64": base64.b64encode(pixels.tobytes()).decode()}
+
+
+def test_where_the_planner_sees_images_the_judge_gets_the_frames_before_and_after(tmp_path):
+    def sim(tick, value):
+        return {"node": "sim", "type": "libero.Simulator", "tick": tick,
+                "arrays": {"outputs/images/agentview": _frame_array(value),
+                           "outputs/images/robot0_eye_in_hand": _frame_array(value + 1)}}
+
+    firings = [sim(0, 10), {"node": "planner", "type": "llm.Chat", "tick": 0, "inputs": {"image": "{...}"},
+                            "self": {"reply": "pick up the bowl"}},
+               sim(1, 50), {"node": "planner", "type": "llm.Chat", "tick": 1, "inputs": {"image": "{...}"},
+                            "self": {"reply": "pick up the bowl"}}]
+    record = {"episode_id": "libero_spatial:0:5", "success": False, "reward": 0.0, "steps": 10,
+              "termination": "max_steps", "metrics": {"mission": "pick the bowl"}}
+    first, last = episode_rollout(record, _log(tmp_path, firings))["steps"]
+    assert len(first["images_before"]) == 2 and first["images_after"] and last["images_after"] == []
+    png = base64.b64decode(first["images_after"][0])
+    assert png.startswith(b"\x89PNG") and struct.unpack(">II", png[16:24]) == (128, 128)
+    assert first["images_after"] == last["images_before"] != first["images_before"]
+    [message] = prompts.judge_messages("pick the bowl", first, 1, 2)
+    images = [part for part in message["content"] if part["type"] == "image"]
+    assert len(images) == 4 and "Observation before: (none)" in message["content"][0]["text"]
+    text_only = episode_rollout(record, _log(tmp_path, [dict(f, inputs={}) for f in firings]))["steps"][0]
+    assert "images_before" not in text_only
+    assert isinstance(prompts.judge_messages("m", text_only, 1, 2)[0]["content"], str)
 
 
 def test_classification_separates_infrastructure_from_simulator_invalid_rollouts():

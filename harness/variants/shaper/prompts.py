@@ -55,7 +55,14 @@ def judge_messages(mission: str, step: dict, index: int, total: int) -> list:
             f"{' (did not parse)' if step.get('parse_error') else ''}\n"
             f"Executed actions: {', '.join(step.get('actions') or []) or '(none)'}\n"
             f"Observation after: {step.get('observation_after') or '(episode ended)'}\n")
-    return [{"role": "user", "content": text}]
+    if "images_before" not in step:
+        return [{"role": "user", "content": text}]
+    content = [{"type": "text", "text": text}]
+    for label, key in (("before", "images_before"), ("after", "images_after")):
+        if step[key]:
+            content.append({"type": "text", "text": f"Camera images {label} the actions:\n"})
+            content += [{"type": "image", "media_type": "image/png", "data": frame} for frame in step[key]]
+    return [{"role": "user", "content": content}]
 
 
 def parse_judgement(text: str) -> dict:
