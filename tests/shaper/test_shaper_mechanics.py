@@ -227,11 +227,17 @@ def test_where_the_planner_sees_images_the_judge_gets_the_frames_before_and_afte
 
     firings = [sim(0, 10), {"node": "planner", "type": "llm.Chat", "tick": 0, "inputs": {"image": "{...}"},
                             "self": {"reply": "pick up the bowl"}},
+               {"node": "policy", "type": "libero.Pi0Policy", "tick": 0, "outputs": {"actions": [[0.1] * 7] * 5}},
+               {"node": "history", "type": "llm.RoundHistory", "tick": 1,
+                "self": {"observation": None, "outcome": {"steps": 5, "reward": 0.0, "tick": 1}}},
                sim(1, 50), {"node": "planner", "type": "llm.Chat", "tick": 1, "inputs": {"image": "{...}"},
                             "self": {"reply": "pick up the bowl"}}]
     record = {"episode_id": "libero_spatial:0:5", "success": False, "reward": 0.0, "steps": 10,
-              "termination": "max_steps", "metrics": {"mission": "pick the bowl"}}
-    first, last = episode_rollout(record, _log(tmp_path, firings))["steps"]
+              "termination": "max_steps", "metrics": {"instruction": "pick the bowl"}}
+    rollout = episode_rollout(record, _log(tmp_path, firings))
+    first, last = rollout["steps"]
+    assert rollout["mission"] == "pick the bowl" and rollout["meta"]["chunk_lengths"] == [5, 0]
+    assert first["actions"][0] == "[" + ", ".join(["0.100"] * 7) + "]"
     assert len(first["images_before"]) == 2 and first["images_after"] and last["images_after"] == []
     png = base64.b64decode(first["images_after"][0])
     assert png.startswith(b"\x89PNG") and struct.unpack(">II", png[16:24]) == (128, 128)

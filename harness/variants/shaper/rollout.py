@@ -68,6 +68,13 @@ def frames(firing: dict) -> list[str]:
     return out
 
 
+def _action_text(action) -> str:
+    """A discrete action as it is; a continuous one (a vector) with 3 decimals."""
+    if isinstance(action, (list, tuple)):
+        return "[" + ", ".join(f"{float(v):.3f}" for v in action) + "]"
+    return str(action)
+
+
 def episode_rollout(record: dict, log_path: Path | None) -> dict:
     """One episode's rollout from its metrics record and its firing log."""
     firings = [r for r in read_jsonl(log_path) if r.get("kind") == "firing"] if log_path else []
@@ -102,10 +109,11 @@ def episode_rollout(record: dict, log_path: Path | None) -> dict:
     for tick in ticks:
         slot, after = by_tick[tick], by_tick.get(tick + 1, {})
         outcome = after.get("outcome") if isinstance(after.get("outcome"), dict) else None
-        actions = list(outcome.get("actions") or []) if outcome else list(slot.get("chunk") or [])
+        # the simulator's own account of what ran when its feedback has one (BabyAI), else the chunk sent
+        actions = list(outcome["actions"] or []) if outcome and "actions" in outcome else list(slot.get("chunk") or [])
         steps.append({"tick": tick, "observation_before": slot.get("observation"),
                       "planner_output": slot.get("planner", ""), "parse_error": bool(slot.get("parse_error")),
-                      "actions": [str(a) for a in actions], "observation_after": after.get("observation"),
+                      "actions": [_action_text(a) for a in actions], "observation_after": after.get("observation"),
                       "reward": 0.0})
         if slot.get("sees_images"):
             steps[-1].update(images_before=slot.get("frames", []), images_after=after.get("frames", []))
@@ -115,6 +123,7 @@ def episode_rollout(record: dict, log_path: Path | None) -> dict:
     for step in steps:
         match = COMMAND.match(step["planner_output"] or "")
         commands[match.group(1).lower() if match else "(unparsed)"] += 1
+    metrics = record.get("metrics") or {}
     error = record.get("error")
     if error and "reply_pattern" not in str(error):
         first = str(error).splitlines()[0][:300]
@@ -123,7 +132,7 @@ def episode_rollout(record: dict, log_path: Path | None) -> dict:
     return {
         "episode_id": str(record["episode_id"]),
         "category": category(record["episode_id"]),
-        "mission": str((record.get("metrics") or {}).get("mission") or ""),
+        "mission": str(metrics.get("mission") or metrics.get("instruction") or ""),
         "success": bool(record.get("success")),
         "reward": float(record.get("reward") or 0.0),
         "termination": str(record.get("termination") or ""),
