@@ -463,7 +463,6 @@ class Search:
             for split, tier in sealed_splits(self.splits).items():
                 only = spaced_subset(self.executor.episodes(tier), self.test_size())
                 results: dict[tuple, dict] = {}
-                rows = []
                 for name, key in configurations.items():
                     if key not in results:
                         self.say(f"final: {name} on test split {split} ({tier}, {len(only)} episodes)")
@@ -473,10 +472,9 @@ class Search:
                             raise InfrastructureFailure(f"final evaluation ({name}, {split}): {why}")
                         self.meter.add(FINAL, sum(e.get("cost_usd") or 0.0 for e in metrics["episodes"]))
                         results[key] = episode_scores(metrics)
-                    rows.append(final_row(name, results[key],
-                                          rows[0]["rewards"] if rows else None, self.config.alpha))
-                for row in rows:
-                    row.pop("rewards")
+                seed_scores = results[configurations["seed"]]
+                rows = [final_row(name, results[key], seed_scores, self.config.alpha)
+                        for name, key in configurations.items()]
                 splits.append({"split": split, "tier": tier, "episodes": len(only), "rows": rows})
         record = {"selected": chosen, "splits": splits, "unavailable": dict(self.splits.get("unavailable") or {}),
                   "cost_usd": self.meter.of_round(FINAL)}
@@ -526,14 +524,13 @@ def tts_graph(graph: dict, pick: str) -> dict:
     return out
 
 
-def final_row(name: str, scores: dict, seed_rewards: dict | None, alpha: float) -> dict:
+def final_row(name: str, scores: dict, seed_scores: dict, alpha: float) -> dict:
     rewards = {e: s["reward"] for e, s in scores.items()}
     return {"configuration": name, "skill": "evolved" if name in ("skill only", "both") else "seed",
             "harness": "evolved" if name in ("harness only", "both") else "seed",
             "mean_reward": round(beams.mean_reward(rewards), 6),
             "success_rate": round(sum(s["success"] for s in scores.values()) / len(scores), 6),
-            "vs_seed": beams.paired_verdict(rewards, seed_rewards if seed_rewards is not None else rewards, alpha),
-            "rewards": rewards}
+            "vs_seed": beams.paired_verdict(rewards, {e: s["reward"] for e, s in seed_scores.items()}, alpha)}
 
 
 def sealed_splits(splits: dict) -> dict[str, str]:
