@@ -56,6 +56,9 @@ def test_shaper_splits_are_the_studys_sizes_with_sealed_shifted_test_splits(ex):
     assert caps["libero_goal_object"] == caps["libero_goal_lan"] == 300 and caps["libero_10_task"] == 520
     seen = set().union(*(set(_ids(ex, t)) for t in ex.profile["tiers"] if t not in SHAPER_TESTS))
     assert not seen & set().union(*(set(_ids(ex, t)) for t in SHAPER_TESTS))
+    unsealed = dict(ex.profile, splits=dict(splits, test={"C1": "shaper_test_c1", "C2": "shaper_val"}))
+    assert profile_problems(unsealed, find_executor("libero")) == [
+        "at splits/test/C2: tier 'shaper_val' must be sealed (the test split is never shown to a proposer)"]
 
 
 def test_step_caps_per_suite_as_openpi(ex):

@@ -535,8 +535,9 @@ def final_row(name: str, scores: dict, seed_scores: dict, alpha: float) -> dict:
 
 def sealed_splits(splits: dict) -> dict[str, str]:
     """The profile's sealed test splits, name -> tier (one unnamed split is `test`)."""
-    test = splits["test"]
-    return dict(test) if isinstance(test, dict) else {"test": test}
+    from harness.executor_api import split_tiers
+
+    return {name.removeprefix("test/"): tier for name, tier in split_tiers(splits).items() if name.startswith("test")}
 
 
 def spaced_subset(episodes: list[dict], size: int | None) -> list[str]:
