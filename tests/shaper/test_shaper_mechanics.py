@@ -357,12 +357,13 @@ def test_gradient_assembly_and_final_table_render():
             for name, s, h in (("seed", "seed", "seed"), ("MG-Select-like", "seed", "seed"),
                                ("VOTE-like", "seed", "seed"), ("skill only", "evolved", "seed"),
                                ("harness only", "seed", "evolved"), ("both", "evolved", "evolved"))]
-    record = {"selected": "c" + "1" * 12, "cost_usd": 0.0, "unavailable": {"C4": "no such suite"},
+    record = {"selected": "c" + "1" * 12, "seed": "c" + "0" * 12, "cost_usd": 0.0, "unavailable": {"C4": "no such suite"},
               "splits": [{"split": name, "tier": "t", "episodes": 2, "rows": rows} for name in ("C1", "C2")]}
     assert validate_instance("shaper_final", record) == []
     table = final_markdown(record)
     assert table.count("\n| ") == 2 * 7 and "| harness only | seed | evolved |" in table
     assert "## C2: t (2 episodes)" in table and "## C4: not available\n\nno such suite" in table
+    assert "is the seed itself" not in table and "is the seed itself" in final_markdown(dict(record, seed=record["selected"]))
     assert validate_instance("shaper_final", dict(record, splits=[dict(record["splits"][0], rows=rows[:4])])) != []
 
 

@@ -476,7 +476,7 @@ class Search:
                 rows = [final_row(name, results[key], seed_scores, self.config.alpha)
                         for name, key in configurations.items()]
                 splits.append({"split": split, "tier": tier, "episodes": len(only), "rows": rows})
-        record = {"selected": chosen, "splits": splits, "unavailable": dict(self.splits.get("unavailable") or {}),
+        record = {"selected": chosen, "seed": seed, "splits": splits, "unavailable": dict(self.splits.get("unavailable") or {}),
                   "cost_usd": self.meter.of_round(FINAL)}
         self.files.write("shaper_final", self.files.final, record)
         write_text_atomic(self.files.final_table, final_markdown(record))
@@ -559,6 +559,9 @@ def frozen_changes(parent: Path, child: Path, stage: str) -> list[str]:
 
 def final_markdown(record: dict) -> str:
     lines = [f"# SHAPER final evaluation of {record['selected']}"]
+    if record["selected"] == record["seed"]:
+        lines += ["", "The selected pair is the seed itself: no candidate scored higher on the validation split, "
+                      "so its evolved rows run the seed's texts."]
     for split in record["splits"]:
         lines += ["", f"## {split['split']}: {split['tier']} ({split['episodes']} episodes)", "",
                   "| configuration | skill | harness | mean reward | success rate | vs seed (paired) |",
