@@ -3,7 +3,7 @@ package: the scripted stand-ins (planner, judge, summariser, optimizer) answer o
 server, the π0 stand-in over openpi's own websocket server. The schedule is one skill round
 with one proposal, every split shrunk to one episode and every episode capped at 10 control
 steps (two planner rounds): LIBERO steps with two rendered cameras are slow on this machine.
-The full-size wall time is the benchmark's (bench/bench_shaper.py)."""
+No benchmark measures the full-size LIBERO run yet."""
 
 import importlib.util
 import json
