@@ -341,6 +341,18 @@ def load_profile(path: Path, spec: ExecutorSpec | None = None) -> dict:
     return data
 
 
+def split_tiers(splits: dict) -> dict[str, str]:
+    """`splits` as {split: tier}: train, validation, and `test` (one tier) or `test/<name>` per named
+    test split."""
+    out = {name: splits[name] for name in ("train", "validation") if name in splits}
+    test = splits.get("test")
+    if isinstance(test, dict):
+        out.update({f"test/{name}": tier for name, tier in test.items()})
+    elif test is not None:
+        out["test"] = test
+    return out
+
+
 def profile_problems(data: Any, spec: ExecutorSpec | None = None) -> list[str]:
     """Every schema violation as 'at <key path>: <message>'."""
     from harness.schemas import validator
@@ -365,11 +377,11 @@ def profile_problems(data: Any, spec: ExecutorSpec | None = None) -> list[str]:
         out.append(f"at rerun_tier: {rerun!r} is not a tier (tiers: {', '.join(data['tiers'])})")
     elif rerun is not None and data["tiers"][rerun].get("sealed"):
         out.append(f"at rerun_tier: tier {rerun!r} is sealed (reruns are reported to the run, a sealed tier never is)")
-    for split, tier in (data.get("splits") or {}).items():
+    for split, tier in split_tiers(data.get("splits") or {}).items():
         if tier not in data["tiers"]:
             out.append(f"at splits/{split}: {tier!r} is not a tier (tiers: {', '.join(data['tiers'])})")
-        elif split == "test" and not data["tiers"][tier].get("sealed"):
-            out.append(f"at splits/test: tier {tier!r} must be sealed (the test split is never shown to a proposer)")
+        elif split.startswith("test") and not data["tiers"][tier].get("sealed"):
+            out.append(f"at splits/{split}: tier {tier!r} must be sealed (the test split is never shown to a proposer)")
     ids: dict[str, set] = {}
     for tier, tier_spec in data["tiers"].items():
         try:

@@ -106,3 +106,9 @@ def reset(env, suite_name: str, task_index: int, init_state: int) -> dict:
 
 def language(suite_name: str, task_index: int) -> str:
     return suites.suite(suite_name).get_task(int(task_index)).language
+
+
+def bddl_language(env) -> str:
+    """The `:language` of the environment's problem file (LIBERO's parser keeps it as words)."""
+    words = env.env.parsed_problem["language_instruction"]
+    return " ".join(words) if isinstance(words, list) else str(words).strip()

@@ -96,13 +96,14 @@ class PromptedNode(Node):
         text = self._load(ctx).get("system_prompt")
         return render(text, values, where=self.config["system_prompt"]) if text is not None else None
 
-    def _call(self, ctx, messages, *, system, json_schema=None):
+    def _call(self, ctx, messages, *, system, json_schema=None, temperature=None):
         if ctx.model is None:
             raise RuntimeError(f"node {self.node_id!r} calls a model but the graph pins no model_profile")
         try:
             response = ctx.model.complete(messages, system=system, json_schema=json_schema,
                                           max_tokens=self.config.get("max_tokens"),
-                                          temperature=self.config.get("temperature"))
+                                          temperature=temperature if temperature is not None
+                                          else self.config.get("temperature"))
         except ModelCallError as exc:
             ctx.log(model_error=exc.kind, request_id=exc.request_id, attempts=exc.attempts)
             raise
@@ -113,18 +114,40 @@ class PromptedNode(Node):
         return response
 
 
-@_builtin("llm.Chat", inputs=TEXT_INPUTS, outputs={"text": "Text"},
+CHAT_INPUTS = {**TEXT_INPUTS,
+               "image": {"type": "Any", "required": False,
+                         "doc": "image(s) sent before the text: an HxWx3 uint8 array, PNG/JPEG bytes, or a dict "
+                                "of camera -> frame (every frame, in key order)"}}
+
+
+def image_parts(image) -> list[dict]:
+    frames = list(image.values()) if isinstance(image, dict) and image.get("type") != "image" else [image]
+    return [image_part(frame) for frame in frames]
+
+
+@_builtin("llm.Chat", inputs=CHAT_INPUTS, outputs={"text": "Text"},
           config_schema={"type": "object", "required": ["user_template"], "additionalProperties": False,
-                         "properties": _PROMPT_PROPS},
+                         "properties": {**_PROMPT_PROPS,
+                                        "require": dict(_PROMPT_PROPS["require"],
+                                                        items={"enum": list(CHAT_INPUTS)})}},
           role="llm", uses_model=True,
-          doc="Fills a candidate prompt template from its inputs, asks the pinned model, emits the reply text.")
+          doc="Fills a candidate prompt template from its inputs, asks the pinned model (with the `image` input's "
+              "frames first, when given), emits the reply text.")
 class Chat(PromptedNode):
     def step(self, inputs: dict, ctx) -> dict:
         if not self._should_call(inputs):
             return {}
-        values = self._values(inputs, ctx)
+        messages, system = self._request(inputs, ctx)
+        return {"text": self._reply_text(self._call(ctx, messages, system=system))}
+
+    def _request(self, inputs: dict, ctx) -> tuple[list, str | None]:
+        image = inputs.get("image")
+        values = self._values({k: v for k, v in inputs.items() if k != "image"}, ctx)
         user = render(self._load(ctx)["user_template"], values, where=self.config["user_template"])
-        response = self._call(ctx, [{"role": "user", "content": user}], system=self._system(values, ctx))
+        content = user if image is None else [*image_parts(image), {"type": "text", "text": user}]
+        return [{"role": "user", "content": content}], self._system(values, ctx)
+
+    def _reply_text(self, response) -> str:
         text = response.text.strip()
         pattern = self.config.get("reply_pattern")
         if pattern:
@@ -133,7 +156,56 @@ class Chat(PromptedNode):
                 raise ValueError(f"node {self.node_id!r}: reply does not match reply_pattern {pattern!r}: "
                                  f"{text[:200]!r} [request_id={response.request_id}]")
             text = match.group(0).strip()
-        return {"text": text}
+        return text
+
+
+VERIFIER_PROMPT = ("Candidate replies to the request above:\n{candidates}\n"
+                   "Which candidate is the best next reply? Answer with its number only.")
+
+
+@_builtin("llm.SampledChat", inputs=CHAT_INPUTS, outputs={"text": "Text"},
+          config_schema={"type": "object", "required": ["user_template"], "additionalProperties": False,
+                         "properties": {
+                             **_PROMPT_PROPS,
+                             "require": dict(_PROMPT_PROPS["require"], items={"enum": list(CHAT_INPUTS)}),
+                             "samples": {"type": "integer", "minimum": 1, "maximum": 16, "default": 4,
+                                         "description": "replies sampled per call"},
+                             "sample_temperature": {"type": "number", "minimum": 0, "maximum": 2, "default": 0.7},
+                             "pick": {"enum": ["vote", "verifier"], "default": "vote",
+                                      "description": "vote: the most frequent reply (the first of the tied); "
+                                                     "verifier: one more call shown the request and the numbered "
+                                                     "replies names the one to emit"}}},
+          role="llm", uses_model=True,
+          doc="llm.Chat with test-time scaling: samples `samples` replies at `sample_temperature` and emits one, "
+              "picked by vote or by a verifier call to the same model.")
+class SampledChat(Chat):
+    """Replies that do not match `reply_pattern` are left out of the pick; none matching is
+    the node error llm.Chat raises. The verifier's answer is read as the first integer in
+    it; a number out of range picks the first sample."""
+
+    def step(self, inputs: dict, ctx) -> dict:
+        if not self._should_call(inputs):
+            return {}
+        messages, system = self._request(inputs, ctx)
+        replies, error = [], None
+        for _ in range(self.config.get("samples", 4)):
+            response = self._call(ctx, messages, system=system,
+                                  temperature=self.config.get("sample_temperature", 0.7))
+            try:
+                replies.append(self._reply_text(response))
+            except ValueError as exc:
+                error = exc
+        if not replies:
+            raise error
+        if self.config.get("pick", "vote") == "vote" or len(set(replies)) == 1:
+            counts = {reply: replies.count(reply) for reply in replies}
+            return {"text": max(counts, key=counts.get)}
+        numbered = "\n".join(f"{i}. {reply}" for i, reply in enumerate(replies, start=1))
+        verdict = self._call(ctx, messages + [{"role": "user", "content": VERIFIER_PROMPT.format(candidates=numbered)}],
+                             system=system, temperature=0.0)
+        number = re.search(r"\d+", verdict.text)
+        index = int(number.group(0)) - 1 if number else 0
+        return {"text": replies[index] if 0 <= index < len(replies) else replies[0]}
 
 
 class StructuredOutputError(ValueError):

@@ -32,10 +32,33 @@ def test_tiers_are_the_studys(ex):
     assert {(e["suite"], e["task"]) for e in search} == {(s, t) for s in SUITES for t in range(10)}
     assert len(protocol) == 200 and {e["init_state"] for e in protocol} == set(range(5))
     assert Counter((e["suite"], e["task"]) for e in protocol) == {(s, t): 5 for s in SUITES for t in range(10)}
-    assert len(holdout) == 200 and ex.sealed == {"holdout"}
+    assert len(holdout) == 200 and ex.sealed == {"holdout", *SHAPER_TESTS}
     others = set(_ids(ex, "smoke")) | set(_ids(ex, "search")) | set(_ids(ex, "protocol"))
     assert not others & set(_ids(ex, "holdout"))
     assert {e["init_state"] for e in holdout}.isdisjoint({e["init_state"] for e in protocol + search + smoke})
+
+
+SHAPER_TESTS = ("shaper_test_c1", "shaper_test_c2", "shaper_test_c3")
+
+
+def test_shaper_splits_are_the_studys_sizes_with_sealed_shifted_test_splits(ex):
+    splits = ex.profile["splits"]
+    train, val = ex.episodes(splits["train"]), ex.episodes(splits["validation"])
+    assert (len(train), len(val)) == (15, 24) and not set(_ids(ex, "shaper_train")) & set(_ids(ex, "shaper_val"))
+    assert splits["test"] == dict(zip(("C1", "C2", "C3"), SHAPER_TESTS)) and splits["test_episodes"] == 50
+    assert "C4" in splits["unavailable"]
+    c1, c2, c3 = (ex.episodes(t) for t in SHAPER_TESTS)
+    assert all(len(t) == 200 for t in (c1, c2, c3))
+    assert {e["suite"] for e in c1} == set(SUITES) and {e["init_state"] for e in c1} == set(range(30, 35))
+    assert {e["suite"] for e in c2} == {f"{s}_object" for s in SUITES}
+    assert {e["suite"] for e in c3} == {f"{s}_{kind}" for s in SUITES for kind in ("lan", "task")}
+    caps = {e["suite"]: e["max_steps"] for e in c2 + c3}
+    assert caps["libero_goal_object"] == caps["libero_goal_lan"] == 300 and caps["libero_10_task"] == 520
+    seen = set().union(*(set(_ids(ex, t)) for t in ex.profile["tiers"] if t not in SHAPER_TESTS))
+    assert not seen & set().union(*(set(_ids(ex, t)) for t in SHAPER_TESTS))
+    unsealed = dict(ex.profile, splits=dict(splits, test={"C1": "shaper_test_c1", "C2": "shaper_val"}))
+    assert profile_problems(unsealed, find_executor("libero")) == [
+        "at splits/test/C2: tier 'shaper_val' must be sealed (the test split is never shown to a proposer)"]
 
 
 def test_step_caps_per_suite_as_openpi(ex):
@@ -68,9 +91,10 @@ def test_executors_lists_libero_with_its_four_suites_and_assets():
                          text=True, check=True)
     libero = next(e for e in json.loads(out.stdout)["executors"] if e["name"] == "libero")
     assert libero["details"]["assets_installed"] is True
-    assert set(libero["details"]["suites"]) == set(SUITES)
+    assert set(libero["details"]["suites"]) == set(SUITES) | {f"{s}_{kind}" for s in SUITES
+                                                             for kind in ("object", "lan", "task")}
     assert all(s == {"tasks": 10, "init_states_per_task": 50} for s in libero["details"]["suites"].values())
-    assert set(libero["seeds"]) == {"voxposer-libero-scripted", "voxposer-libero", "vla-libero"}
+    assert set(libero["seeds"]) == {"voxposer-libero-scripted", "voxposer-libero", "vla-libero", "vla-libero-llm"}
     human = subprocess.run([sys.executable, "-m", "harness.cli", "executors"], capture_output=True, text=True,
                            check=True).stdout
     assert "libero_spatial: tasks 10, init_states_per_task 50" in human

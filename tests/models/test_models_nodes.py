@@ -212,6 +212,57 @@ def test_describe_node_sends_the_image(candidate):
     assert seen[0][0]["source"]["data"] != seen[1][0]["source"]["data"]  # the image changes as it walks
 
 
+def test_chat_sends_the_image_input_before_its_text(candidate):
+    seen = []
+
+    def answer(api, system, messages, body):
+        seen.append(messages[-1]["content"])
+        return walker(api, system, [{"content": seen[-1][-1]["text"]}], body)
+
+    nodes = {"chat": dict(CHAT_NODES["chat"], config=dict(CHAT_NODES["chat"]["config"], require=["image"])),
+             "act": CHAT_NODES["act"]}
+    with LoopbackServer(answer) as srv:
+        profile = _profile_file(candidate, srv.openai_url)
+        result, _ = _run(_graph(profile, nodes, CHAT_EDGES + [{"from": "sim.image", "to": "chat.image"}]),
+                         candidate, profile)
+    assert result["termination"] == "success", result["error"]
+    assert seen[0][0]["type"] == "image_url" and seen[0][0]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert seen[0][1]["text"].startswith("Mission: walk 3 cells")
+
+
+def _sampled(pick):
+    return {"chat": {"type": "llm.SampledChat",
+                     "config": dict(CHAT_NODES["chat"]["config"], samples=3, pick=pick, reply_pattern="forward|done")},
+            "act": CHAT_NODES["act"]}
+
+
+@pytest.mark.parametrize("pick", ["vote", "verifier"])
+def test_sampled_chat_picks_one_of_its_samples_by_vote_or_by_a_verifier_call(candidate, pick):
+    calls = []
+
+    def answer(api, system, messages, body):
+        verifying = messages[-1]["content"].startswith("Candidate replies")
+        calls.append((body.get("temperature"), verifying))
+        if verifying:  # names the sample that is right for the observation of the request above
+            numbered = dict(line.split(". ", 1) for line in messages[-1]["content"].splitlines()[1:4])
+            right = walker(api, system, messages[:-1], body)
+            return f"Candidate {next(n for n, reply in numbered.items() if reply == right)} is best."
+        sample = sum(1 for _, v in calls if not v) % 3
+        if pick == "vote":  # one sample in three never parses, so it never counts
+            return "wobble" if sample == 2 else walker(api, system, messages, body)
+        return ("done", "forward", "done")[sample]
+
+    with LoopbackServer(answer) as srv:
+        profile = _profile_file(candidate, srv.openai_url)
+        result, _ = _run(_graph(profile, _sampled(pick), CHAT_EDGES), candidate, profile)
+    assert result["termination"] == "success", result["error"]
+    samples = [t for t, verifying in calls if not verifying]
+    verifier = [t for t, verifying in calls if verifying]
+    assert len(samples) == 3 * 4 and set(samples) == {0.7}
+    assert result["model_calls"] == len(calls)
+    assert (len(verifier), set(verifier)) == ((4, {0.0}) if pick == "verifier" else (0, set()))
+
+
 def test_llm_types_resolve_in_the_default_registry():
     """`llm.*` is a node namespace found through its entry point, like an executor's types."""
     reg = default_registry()

@@ -2,11 +2,14 @@
 rollout records, gradients, the sandbox gate with repair, role models over the
 real SDK clients against loopback servers (429 / 500 / slow replies), costs."""
 
+import base64
 import json
+import struct
 import sys
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -26,7 +29,8 @@ from executors.babyai.stand_ins import scripted_planner  # noqa: E402
 from harness.variants.shaper.stand_ins import REPLY_MODEL, answerer, stand_in_server  # noqa: E402
 
 answer = answerer(scripted_planner)
-from harness.variants.shaper.search import Search, final_markdown, frozen_changes  # noqa: E402
+from harness.variants.shaper.search import (Search, final_markdown, frozen_changes, spaced_subset,  # noqa: E402
+                                            tts_graph)
 from shaperkit import ROLE_PROFILE  # noqa: E402
 
 SEED = Path(__file__).resolve().parents[2] / "seeds" / "babyai-llm"
@@ -73,6 +77,64 @@ def test_a_category_regression_beyond_the_margin_refuses_selection():
     reports = {"trade": report, "seed": beams.regression_report(seed, seed, 0.1)}
     assert ranked[0]["candidate"] == "trade"
     assert beams.select(ranked, reports) == ("seed", ["trade"])
+
+
+def test_the_default_rule_is_the_studys_and_the_paired_rule_is_a_named_option():
+    assert ShaperConfig().selection == "study" and build_config({"selection": "paired"}).selection == "paired"
+    with pytest.raises(UserError, match="selection must be one of study, paired"):
+        build_config({"selection": "best"})
+
+
+def test_the_studys_ranking_is_mean_reward_with_incumbents_first_on_ties():
+    rewards = {"inc": {"A:1": 0.5, "A:2": 0.5}, "tie": {"A:1": 1.0, "A:2": 0.0}, "up": {"A:1": 0.6, "A:2": 0.6}}
+    ranked = beams.rank_by_mean(["inc", "tie", "up"], rewards)
+    assert [r["candidate"] for r in ranked] == ["up", "inc", "tie"]
+    assert all(r["paired_net"] is None for r in ranked)
+
+
+def _candidate(cid, stage, iteration, mean):
+    return {"id": cid, "stage": stage, "iteration": iteration, "mean_reward": mean}
+
+
+def test_the_studys_output_is_the_best_candidate_seen_in_the_stage():
+    search = object.__new__(Search)
+    search.state = {"stage_start": "s", "candidates": {
+        "s": _candidate("s", "seed", 0, 0.4), "a": _candidate("a", "skill", 1, 0.7),
+        "b": _candidate("b", "skill", 2, 0.7), "h": _candidate("h", "harness", 3, 0.9)}}
+    assert search.best_seen("skill") == "a"  # the earlier of the tied; never the other stage's
+    search.state["candidates"]["s"]["mean_reward"] = 0.8
+    assert search.best_seen("skill") == "s"
+
+
+def test_the_study_shows_the_whole_event_history_and_paired_the_recent_proposals():
+    search = object.__new__(Search)
+    proposals = [{"id": f"r1-c0-b{b}", "round": 1, "stage": "skill", "parent": "c0", "status": "duplicate",
+                  "candidate": "c0"} for b in range(1, 7)]
+    search.state = {"proposals": proposals, "candidates": {}, "rounds": [
+        {"round": 1, "stage": "skill", "beam_after": [{"candidate": "c0", "mean_reward": 0.25}], "selected": "c0"}]}
+    search.config = ShaperConfig()
+    events = search.history(2)
+    assert len(events) == 7 and events[-1] == "round 1 (skill): beam kept c0 (0.250); the skill stage selected c0"
+    search.config = ShaperConfig(selection="paired", history=4)
+    assert search.history(2) == events[2:6]
+
+
+def test_a_test_split_subset_spreads_over_the_tier():
+    episodes = [{"episode_id": f"s:{t}:{i}"} for t in range(4) for i in range(5)]
+    picked = spaced_subset(episodes, 5)
+    assert len(picked) == 5 and {p.split(":")[1] for p in picked} == {"0", "1", "2", "3"}
+    assert spaced_subset(episodes, None) == spaced_subset(episodes, 50) == [e["episode_id"] for e in episodes]
+
+
+def test_a_test_time_scaling_baseline_samples_the_planner_and_pays_for_it():
+    graph = {"nodes": {"planner": {"type": "llm.Chat", "config": {"user_template": "u.md"}},
+                       "sim": {"type": "x.Simulator", "config": {}}},
+             "budgets": {"max_steps": 10, "model_calls": 100, "tokens": 1000}}
+    out = tts_graph(graph, "verifier")
+    assert out["nodes"]["planner"] == {"type": "llm.SampledChat",
+                                       "config": {"user_template": "u.md", "samples": 4, "pick": "verifier"}}
+    assert out["budgets"] == {"max_steps": 10, "model_calls": 500, "tokens": 5000}
+    assert graph["nodes"]["planner"]["type"] == "llm.Chat"
 
 
 def _bare_search(config: ShaperConfig, state: dict) -> Search:
@@ -150,6 +212,42 @@ def test_rollout_records_steps_and_metadata(tmp_path):
     assert rollout["category"] == "BabyAI-GoToLocal-v0"
     assert validate_instance("shaper_rollout", {"candidate": "c" + "0" * 12, "split": "train", "tier": "t",
                                                 "episodes": [rollout], "cost_usd": 0.0}) == []
+
+
+def _frame_array(value: int) -> dict:
+    pixels = np.full((256, 256, 3), value, np.uint8)
+    return {"dtype": "|u1", "shape": [256, 256, 3], "base64": base64.b64encode(pixels.tobytes()).decode()}
+
+
+def test_where_the_planner_sees_images_the_judge_gets_the_frames_before_and_after(tmp_path):
+    def sim(tick, value):
+        return {"node": "sim", "type": "libero.Simulator", "tick": tick,
+                "arrays": {"outputs/images/agentview": _frame_array(value),
+                           "outputs/images/robot0_eye_in_hand": _frame_array(value + 1)}}
+
+    firings = [sim(0, 10), {"node": "planner", "type": "llm.Chat", "tick": 0, "inputs": {"image": "{...}"},
+                            "self": {"reply": "pick up the bowl"}},
+               {"node": "policy", "type": "libero.Pi0Policy", "tick": 0, "outputs": {"actions": [[0.1] * 7] * 5}},
+               {"node": "history", "type": "llm.RoundHistory", "tick": 1,
+                "self": {"observation": None, "outcome": {"steps": 5, "reward": 0.0, "tick": 1}}},
+               sim(1, 50), {"node": "planner", "type": "llm.Chat", "tick": 1, "inputs": {"image": "{...}"},
+                            "self": {"reply": "pick up the bowl"}}]
+    record = {"episode_id": "libero_spatial:0:5", "success": False, "reward": 0.0, "steps": 10,
+              "termination": "max_steps", "metrics": {"instruction": "pick the bowl"}}
+    rollout = episode_rollout(record, _log(tmp_path, firings))
+    first, last = rollout["steps"]
+    assert rollout["mission"] == "pick the bowl" and rollout["meta"]["chunk_lengths"] == [5, 0]
+    assert first["actions"][0] == "[" + ", ".join(["0.100"] * 7) + "]"
+    assert len(first["images_before"]) == 2 and first["images_after"] and last["images_after"] == []
+    png = base64.b64decode(first["images_after"][0])
+    assert png.startswith(b"\x89PNG") and struct.unpack(">II", png[16:24]) == (128, 128)
+    assert first["images_after"] == last["images_before"] != first["images_before"]
+    [message] = prompts.judge_messages("pick the bowl", first, 1, 2)
+    images = [part for part in message["content"] if part["type"] == "image"]
+    assert len(images) == 4 and "Observation before: (none)" in message["content"][0]["text"]
+    text_only = episode_rollout(record, _log(tmp_path, [dict(f, inputs={}) for f in firings]))["steps"][0]
+    assert "images_before" not in text_only
+    assert isinstance(prompts.judge_messages("m", text_only, 1, 2)[0]["content"], str)
 
 
 def test_classification_separates_infrastructure_from_simulator_invalid_rollouts():
@@ -256,12 +354,17 @@ def test_gradient_assembly_and_final_table_render():
     assert gradient["stats"]["verdicts"] == {"progress": 1} and "fine" in gradient["text"]
     rows = [{"configuration": name, "skill": s, "harness": h, "mean_reward": 0.5, "success_rate": 0.5,
              "vs_seed": {"verdict": "indistinguishable", "wins": 0, "losses": 0, "mean_difference": 0.0}}
-            for name, s, h in (("seed", "seed", "seed"), ("skill only", "evolved", "seed"),
+            for name, s, h in (("seed", "seed", "seed"), ("MG-Select-like", "seed", "seed"),
+                               ("VOTE-like", "seed", "seed"), ("skill only", "evolved", "seed"),
                                ("harness only", "seed", "evolved"), ("both", "evolved", "evolved"))]
-    record = {"tier": "t", "episodes": 2, "selected": "c" + "1" * 12, "rows": rows, "cost_usd": 0.0}
+    record = {"selected": "c" + "1" * 12, "seed": "c" + "0" * 12, "cost_usd": 0.0, "unavailable": {"C4": "no such suite"},
+              "splits": [{"split": name, "tier": "t", "episodes": 2, "rows": rows} for name in ("C1", "C2")]}
     assert validate_instance("shaper_final", record) == []
     table = final_markdown(record)
-    assert table.count("\n| ") == 5 and "| harness only | seed | evolved |" in table
+    assert table.count("\n| ") == 2 * 7 and "| harness only | seed | evolved |" in table
+    assert "## C2: t (2 episodes)" in table and "## C4: not available\n\nno such suite" in table
+    assert "is the seed itself" not in table and "is the seed itself" in final_markdown(dict(record, seed=record["selected"]))
+    assert validate_instance("shaper_final", dict(record, splits=[dict(record["splits"][0], rows=rows[:4])])) != []
 
 
 def test_cost_meter_sums_rounds_and_the_final_evaluation():

@@ -41,6 +41,10 @@ def rotate(frame: np.ndarray) -> np.ndarray:
                         "description": "render these cameras into `images` (offscreen MuJoCo rendering; none: no "
                                        "renderer is built)"},
             "camera_size": {"type": "integer", "minimum": 32, "maximum": 512, "default": 256},
+            "language": {"enum": ["registry", "bddl"], "default": "registry",
+                         "description": "the instruction: the task registry's language (openpi's example), or the "
+                                        "problem file's own `:language` (LIBERO-PRO's paraphrased and changed-task "
+                                        "suites carry their perturbed instruction only there)"},
             "privileged_outputs": {"type": "boolean", "default": False,
                                    "description": "emit `success` (scoring, debugging)"},
         },
@@ -70,7 +74,8 @@ class Simulator(SimulatorNode):
         self.env = envs.make_env(self.suite, self.task, tuple(self.config["cameras"]), self.config["camera_size"])
         self.obs = envs.reset(self.env, self.suite, self.task, int(episode["init_state"]))
         self.scene = scene.Scene(self.env)
-        self.instruction = envs.language(self.suite, self.task)
+        self.instruction = (envs.bddl_language(self.env) if self.config["language"] == "bddl"
+                            else envs.language(self.suite, self.task))
         self.steps, self.reward, self.succeeded = 0, 0.0, False
         objects = self.scene.objects()
         self.workspace = scene.workspace(objects, scene.gripper_state(self.obs))

@@ -1,6 +1,6 @@
 """Beam bookkeeping: candidate identity, paired comparison on the shared
-validation episodes, ranking, per-category regression against the seed, and
-selection.
+validation episodes, the two rankings (the study's mean reward; paired wins
+minus losses), per-category regression against the seed, and selection.
 
 Paired comparisons go through `harness.evaluation.paired.compare` on the
 episodes both candidates ran (exact McNemar for 0/1 values, a paired bootstrap
@@ -54,6 +54,12 @@ def rank(ids: list[str], rewards: dict, alpha: float) -> list[dict]:
                      "position": position})
     rows.sort(key=lambda r: (-r["paired_net"], -r["mean_reward"], r["position"]))
     return [{k: v for k, v in row.items() if k != "position"} for row in rows]
+
+
+def rank_by_mean(ids: list[str], rewards: dict) -> list[dict]:
+    """The study's ranking: mean validation reward, ties in the order of `ids` (incumbents first)."""
+    rows = [{"candidate": cid, "paired_net": None, "mean_reward": round(mean_reward(rewards[cid]), 6)} for cid in ids]
+    return sorted(rows, key=lambda row: -row["mean_reward"])
 
 
 def category_means(rewards: dict) -> dict:

@@ -111,22 +111,18 @@ def status_cmd(run, runs_dir, as_json):
 @JSON_OPTION
 @handled
 def minibatch_cmd(run, candidate, runs_dir, as_json):
-    """Roll CANDIDATE out on the train split (once; kept in memory/shaper/rollouts/) and draw this
-    round's minibatch. Prints the steps to judge and the episodes to summarise."""
+    """Draw this round's minibatch of CANDIDATE and roll it out (kept in memory/shaper/rollouts/):
+    the study's rule rolls out a fresh draw of train episodes each round, the paired rule the
+    whole train split once. Prints the steps to judge and the episodes to summarise."""
     with _open(run, runs_dir) as opened:
         search = _search(opened, progress_say())
         r, stage = _current(search)
         if candidate not in search.state["beam"]:
             raise UserError(f"--candidate {candidate}: not in the beam ({', '.join(search.state['beam'])})")
-        from harness.variants.shaper.gradient import sample_minibatch
-
-        rollouts = search.train_rollouts(candidate, r)
-        chosen = sample_minibatch([e["episode_id"] for e in rollouts], search.config.minibatch,
-                                  search.config.seed, f"{stage}:{r}:{candidate}")
-        episodes = [e for e in rollouts if e["episode_id"] in chosen]
+        chosen, episodes = search.minibatch(candidate, r, stage)
         search.save()
         payload = {"ok": True, "round": r, "stage": stage, "candidate": candidate, "minibatch": chosen,
-                   "rollouts": str(search.files.rollouts(candidate)),
+                   "rollouts": str(search.rollout_file(candidate, r)),
                    "steps_to_judge": {e["episode_id"]: min(len(e["steps"]), search.config.max_judged_steps)
                                       for e in episodes}}
     emit(payload, as_json)
@@ -146,18 +142,16 @@ def minibatch_cmd(run, candidate, runs_dir, as_json):
 def gradient_cmd(run, candidate, judgements, summaries, runs_dir, as_json):
     """Assemble CANDIDATE's gradient for this round from the judge's and summariser's texts plus
     aggregate statistics; writes memory/shaper/gradients/r<round>-<candidate>.json."""
-    from harness.variants.shaper.gradient import assemble, sample_minibatch
+    from harness.variants.shaper.gradient import assemble
     from harness.variants.shaper.prompts import parse_judgement
 
     with _open(run, runs_dir) as opened:
         search = _search(opened)
         r, stage = _current(search)
-        rollouts = search.files.read("shaper_rollout", search.files.rollouts(candidate))
-        if rollouts is None:
+        if search.files.read("shaper_rollout", search.rollout_file(candidate, r)) is None:
             raise UserError(f"no train rollouts of {candidate}: run `architect shaper minibatch {run} "
                             f"--candidate {candidate}` first")
-        chosen = sample_minibatch([e["episode_id"] for e in rollouts["episodes"]], search.config.minibatch,
-                                  search.config.seed, f"{stage}:{r}:{candidate}")
+        chosen, episodes = search.minibatch(candidate, r, stage)
         judged, summary = json.loads(judgements.read_text()), json.loads(summaries.read_text())
         missing = [e for e in chosen if e not in summary]
         if missing:
@@ -170,7 +164,7 @@ def gradient_cmd(run, candidate, judgements, summaries, runs_dir, as_json):
             cleaned[episode_id] = [dict(parse_judgement(f"VERDICT: {j.get('verdict')}\nNOTE: {j.get('note', '')}"),
                                         step=int(j["step"])) for j in rows]
         record = {"round": r, "stage": stage, "candidate": candidate, "minibatch": chosen, "cost_usd": 0.0,
-                  **assemble([e for e in rollouts["episodes"] if e["episode_id"] in chosen], cleaned, summary)}
+                  **assemble(episodes, cleaned, summary)}
         search.files.write("shaper_gradient", search.files.gradient(r, candidate), record)
     emit({"ok": True, "gradient": str(search.files.gradient(r, candidate)), "stats": record["stats"]}, as_json)
 
@@ -274,8 +268,8 @@ def advance_cmd(run, runs_dir, as_json):
 @JSON_OPTION
 @handled
 def final_cmd(run, runs_dir, as_json):
-    """Score the selected pair and its ablations (seed, skill only, harness only, both) on the sealed
-    test split; writes memory/shaper/final.json and final.md."""
+    """Score the seed, the test-time scaling baselines and the selected pair's ablations (skill only,
+    harness only, both) on every sealed test split; writes memory/shaper/final.json and final.md."""
     from harness.variants.shaper.search import commit_memory, final_markdown
 
     with _open(run, runs_dir) as opened:
@@ -287,8 +281,9 @@ def final_cmd(run, runs_dir, as_json):
         search.state["phase"] = "done"
         search.save()
         commit_memory(opened, "shaper: final evaluation")
-        record = search.files.read("shaper_final", search.files.final) or {"rows": None}
-    emit({"ok": True, **record}, as_json, human=final_markdown(record) if record["rows"] else "no final test (final_test: false)")
+        record = search.files.read("shaper_final", search.files.final) or {"splits": None}
+    emit({"ok": True, **record}, as_json,
+         human=final_markdown(record) if record["splits"] else "no final test (final_test: false)")
 
 
 @shaper_group.command("costs")

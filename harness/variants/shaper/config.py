@@ -15,6 +15,12 @@ from harness.errors import UserError
 
 ROLES = ("judge", "summariser", "optimizer")
 SCRIPTED = "scripted"
+# "study": beam top-K by mean validation reward, output the best candidate seen, a fresh train
+#   minibatch per parent per round, the run's whole event history to the optimizer (the study and
+#   its public recipe);
+# "paired": paired wins minus losses with a per-category regression guard at selection, train
+#   rollouts cached per candidate, the `history` most recent proposals to the optimizer.
+SELECTION_RULES = ("study", "paired")
 
 
 @dataclass(frozen=True)
@@ -24,18 +30,19 @@ class ShaperConfig:
     rounds: int = 4                     # rounds in all, over both stages
     skill_rounds: int = 2               # the first `skill_rounds` evolve the skill, the rest the harness
     minibatch: int = 4                  # train episodes diagnosed per gradient
+    selection: str = "study"            # one of SELECTION_RULES
     judge_temperature: float = 0.0
     summariser_temperature: float = 0.0
     optimizer_temperature: float = 0.7
-    history: int = 4                    # recent proposals (and their scores) shown to the optimizer
+    history: int = 4                    # "paired": recent proposals (and their scores) shown to the optimizer
     max_judged_steps: int = 40          # per episode; later steps are counted, not judged
     repair_attempts: int = 1            # sandbox-rejected harness proposals get the error and this many retries
     alpha: float = 0.05                 # paired test level for better / worse / indistinguishable
-    regression_margin: float = 0.10     # a category mean reward drop vs the seed beyond this refuses selection
+    regression_margin: float = 0.10     # "paired": a category mean reward drop vs the seed beyond this refuses selection
     seed: int = 0                       # minibatch sampling
     train_episodes: int | None = None   # cap on the train split (None: all of it)
     val_episodes: int | None = None     # cap on the validation split
-    test_episodes: int | None = None    # cap on the sealed test split
+    test_episodes: int | None = None    # per sealed test split (None: the profile's splits.test_episodes, else all)
     smoke_episodes: int | None = None   # cap on the smoke tier of every iteration
     final_test: bool = True             # evaluate the selected pair and its ablations on the test split
     scripted_models: bool = False       # every model answered by the scripted stand-ins on a loopback server
@@ -73,6 +80,8 @@ def config_problems(config: ShaperConfig) -> list[str]:
             out.append(f"{name} must be at least 1")
     if not 0 <= config.skill_rounds <= config.rounds:
         out.append(f"skill_rounds must be between 0 and rounds ({config.rounds})")
+    if config.selection not in SELECTION_RULES:
+        out.append(f"selection must be one of {', '.join(SELECTION_RULES)}, not {config.selection!r}")
     if config.repair_attempts < 0:
         out.append("repair_attempts must be >= 0")
     if not 0 < config.alpha < 1:

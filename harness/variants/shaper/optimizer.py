@@ -23,7 +23,7 @@ def sandbox_problems(source: str) -> list[str]:
         return check_context_harness(path)
 
 
-def propose(roles, round_number: int, *, stage: str, texts: dict, gradient: str, history: list[dict],
+def propose(roles, round_number: int, *, stage: str, texts: dict, gradient: str, history: list[str],
             branch: int, config: ShaperConfig) -> dict:
     """One proposal: {"text", "status": "ok"|"rejected", "rejections": [[problem, ...], ...]}.
     `texts` holds the parent's {"skill", "harness"}; only texts[stage] is rewritten (the other is frozen)."""

@@ -34,13 +34,14 @@ You improve one text artefact of a frozen embodied agent: either its *skill*
 harness* (a Python function build_context(history) -> str deciding what of the
 episode so far the planner sees). The planner model and the executor are frozen.
 Read the current artefact, the textual gradient (diagnoses of recent episodes
-with aggregate statistics) and the recent history of proposals and their scores.
+with aggregate statistics) and the history of earlier proposals and their scores.
 Reply with the complete replacement of the artefact in one fenced code block and
 nothing else."""
 
 HARNESS_RULES = """The context harness runs in a sandbox. It must define a top-level function
 build_context(history) returning a str. `history` is a list of rounds
-{"round", "decision", "outcome": {"actions", "blocked", "steps"}, "observation"}.
+{"round", "decision", "outcome", "observation"} (the current harness's docstring
+says what outcome and observation hold for this executor).
 Not allowed: import statements, names starting with "_", class/global/nonlocal/
 while, eval/exec/open/getattr and similar builtins, file or network access.
 `json` (dumps/loads) and `math` are available without importing them. It must
@@ -54,7 +55,14 @@ def judge_messages(mission: str, step: dict, index: int, total: int) -> list:
             f"{' (did not parse)' if step.get('parse_error') else ''}\n"
             f"Executed actions: {', '.join(step.get('actions') or []) or '(none)'}\n"
             f"Observation after: {step.get('observation_after') or '(episode ended)'}\n")
-    return [{"role": "user", "content": text}]
+    if "images_before" not in step:
+        return [{"role": "user", "content": text}]
+    content = [{"type": "text", "text": text}]
+    for label, key in (("before", "images_before"), ("after", "images_after")):
+        if step[key]:
+            content.append({"type": "text", "text": f"Camera images {label} the actions:\n"})
+            content += [{"type": "image", "media_type": "image/png", "data": frame} for frame in step[key]]
+    return [{"role": "user", "content": content}]
 
 
 def parse_judgement(text: str) -> dict:
@@ -84,14 +92,14 @@ def summariser_messages(rollout: dict, judgements: list[dict]) -> list:
 
 
 def optimizer_messages(*, artefact: str, current: str, frozen_name: str, frozen: str, gradient: str,
-                       history: list[dict], branch: int, branching: int) -> list:
+                       history: list[str], branch: int, branching: int) -> list:
     kind = "skill (Markdown)" if artefact == "skill" else "context harness (Python)"
     lines = [f"Artefact to rewrite: the {kind}. The {frozen_name} is frozen in this stage.",
              f"This is proposal {branch} of {branching} from this artefact; make it different from the others.",
              "", f"## Current {artefact}", "```", current.rstrip(), "```",
              "", f"## Frozen {frozen_name} (for reference, do not return it)", "```", frozen.rstrip(), "```",
-             "", "## Textual gradient", gradient.rstrip(), "", "## Recent proposals and their validation scores"]
-    lines += [f"- {h['proposal']} ({h['artefact']}) from {h['parent']}: {h['outcome']}" for h in history] or ["- (none yet)"]
+             "", "## Textual gradient", gradient.rstrip(), "", "## Earlier proposals and rounds, oldest first"]
+    lines += [f"- {event}" for event in history] or ["- (none yet)"]
     if artefact == "harness":
         lines += ["", "## Rules", HARNESS_RULES]
     lines += ["", f"Return the complete new {artefact} in one fenced code block."]

@@ -6,23 +6,31 @@ the actions executed, the observation after and the reward; per episode the
 non-visual metadata: commands and their frequencies, action-chunk lengths,
 parse errors, runtime errors, steps. The planner is the graph's `llm.Chat`
 node, the observations and chunk outcomes come from its `llm.RoundHistory`
-node (which logs them unabridged every tick).
+node (which logs them unabridged every tick). Where the planner gets images
+(an `image` input), each step also keeps the simulator's camera frames of the
+tick before and after it (from the log's `arrays`), as small PNGs for the judge.
 """
 
 from __future__ import annotations
 
 import ast
+import base64
 import re
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
+
 from harness.fileio import read_json, read_jsonl
+from harness.models.images import png_bytes
 
 PLANNER_TYPE = "llm.Chat"
 HISTORY_TYPE = "llm.RoundHistory"
 COMMAND = re.compile(r"^\s*(go to|pick up|open|put)\b", re.IGNORECASE)
 SIMULATOR_ERROR = re.compile(r"node '[^']+' \([^)]*\.Simulator\) raised")
 INFRA_ERROR = re.compile(r"ModelCallError|CassetteMiss|infrastructure", re.IGNORECASE)
+IMAGE_ARRAYS = "outputs/images/"
+JUDGE_IMAGE_SIZE = 128  # frames are halved until no larger: the judge compares, it does not read details
 
 
 def category(episode_id: str) -> str:
@@ -48,6 +56,25 @@ def _actions(value) -> list:
     return []
 
 
+def frames(firing: dict) -> list[str]:
+    """The simulator firing's camera frames (in camera name order) as base64 PNGs."""
+    out = []
+    for key, array in sorted((firing.get("arrays") or {}).items()):
+        if key.startswith(IMAGE_ARRAYS):
+            pixels = np.frombuffer(base64.b64decode(array["base64"]), dtype=array["dtype"]).reshape(array["shape"])
+            while max(pixels.shape[:2]) > JUDGE_IMAGE_SIZE:
+                pixels = pixels[::2, ::2]
+            out.append(base64.b64encode(png_bytes(pixels)).decode("ascii"))
+    return out
+
+
+def _action_text(action) -> str:
+    """A discrete action as it is; a continuous one (a vector) with 3 decimals."""
+    if isinstance(action, (list, tuple)):
+        return "[" + ", ".join(f"{float(v):.3f}" for v in action) + "]"
+    return str(action)
+
+
 def episode_rollout(record: dict, log_path: Path | None) -> dict:
     """One episode's rollout from its metrics record and its firing log."""
     firings = [r for r in read_jsonl(log_path) if r.get("kind") == "firing"] if log_path else []
@@ -61,7 +88,10 @@ def episode_rollout(record: dict, log_path: Path | None) -> dict:
         if firing.get("type") == HISTORY_TYPE:
             slot["observation"] = _observation_text(own.get("observation"))
             slot["outcome"] = own.get("outcome")
+        elif str(firing.get("type")).endswith(".Simulator"):
+            slot["frames"] = frames(firing)
         elif firing.get("type") == PLANNER_TYPE:
+            slot["sees_images"] = "image" in (firing.get("inputs") or {})
             if firing.get("error"):
                 slot["planner"] = own.get("reply") or ""
                 slot["parse_error"] = "reply_pattern" in str(firing["error"])
@@ -79,17 +109,21 @@ def episode_rollout(record: dict, log_path: Path | None) -> dict:
     for tick in ticks:
         slot, after = by_tick[tick], by_tick.get(tick + 1, {})
         outcome = after.get("outcome") if isinstance(after.get("outcome"), dict) else None
-        actions = list(outcome.get("actions") or []) if outcome else list(slot.get("chunk") or [])
+        # the simulator's own account of what ran when its feedback has one (BabyAI), else the chunk sent
+        actions = list(outcome["actions"] or []) if outcome and "actions" in outcome else list(slot.get("chunk") or [])
         steps.append({"tick": tick, "observation_before": slot.get("observation"),
                       "planner_output": slot.get("planner", ""), "parse_error": bool(slot.get("parse_error")),
-                      "actions": [str(a) for a in actions], "observation_after": after.get("observation"),
+                      "actions": [_action_text(a) for a in actions], "observation_after": after.get("observation"),
                       "reward": 0.0})
+        if slot.get("sees_images"):
+            steps[-1].update(images_before=slot.get("frames", []), images_after=after.get("frames", []))
     if steps:
         steps[-1]["reward"] = float(record.get("reward") or 0.0)
     commands = Counter()
     for step in steps:
         match = COMMAND.match(step["planner_output"] or "")
         commands[match.group(1).lower() if match else "(unparsed)"] += 1
+    metrics = record.get("metrics") or {}
     error = record.get("error")
     if error and "reply_pattern" not in str(error):
         first = str(error).splitlines()[0][:300]
@@ -98,7 +132,7 @@ def episode_rollout(record: dict, log_path: Path | None) -> dict:
     return {
         "episode_id": str(record["episode_id"]),
         "category": category(record["episode_id"]),
-        "mission": str((record.get("metrics") or {}).get("mission") or ""),
+        "mission": str(metrics.get("mission") or metrics.get("instruction") or ""),
         "success": bool(record.get("success")),
         "reward": float(record.get("reward") or 0.0),
         "termination": str(record.get("termination") or ""),

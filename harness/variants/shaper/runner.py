@@ -52,9 +52,9 @@ def _splits(executor_name: str) -> dict:
 
 
 def _stand_in_planner(executor_name: str):
-    from harness.executor_api import load_executor, load_ref
+    from harness.executor_api import find_executor, load_ref
 
-    ref = load_executor(executor_name).stand_in_planner
+    ref = find_executor(executor_name).stand_in_planner
     if ref is None:
         raise UserError(f"executor {executor_name!r} offers no stand-in planner (`stand_in_planner` in its spec): "
                         "run without --scripted-models, with a model endpoint")
@@ -179,7 +179,7 @@ def summary(paths: RunPaths, reason: str) -> dict:
     return {"ok": True, "run": str(paths.root), "run_id": paths.run_id, "stop_reason": reason,
             "phase": beam["phase"], "round": beam["round"], "beam": beam["beam"], "selected": beam["selected"],
             "iterations": len(run.committed_iterations()) - 1, "cap": run.manifest["caps"]["max_iterations"],
-            "costs": beam["costs"], "final": final["rows"] if final else None}
+            "costs": beam["costs"], "final": final["splits"] if final else None}
 
 
 def run_headless(seed_name: str, *, runs_dir: Path, run_id: str | None = None, resume: bool = False,

@@ -12,6 +12,7 @@ reused, committed proposals are not evaluated again.
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import threading
@@ -34,8 +35,6 @@ from harness.variants.shaper.rollout import classify_evaluation, episode_scores,
 from harness.variants.shaper.store import ShaperFiles
 
 AXES = {"skill": ["prompt"], "harness": ["memory/state"]}
-FINAL_ROWS = (("seed", "seed", "seed"), ("skill only", "evolved", "seed"),
-              ("harness only", "seed", "evolved"), ("both", "evolved", "evolved"))
 
 
 class Search:
@@ -127,60 +126,88 @@ class Search:
 
     # ------------------------------------------------------------------ rollouts, gradients, proposals
 
-    def train_rollouts(self, cid: str, r: int) -> list[dict]:
-        path = self.files.rollouts(cid)
-        stored = self.files.read("shaper_rollout", path)
-        if stored is not None:
-            return stored["episodes"]
+    def roll_out(self, cid: str, r: int, only: list[str] | None = None) -> list[dict]:
+        """Rollout records of the candidate on the train split (`only`: these episodes of it)."""
         from harness.evaluation import evaluate
 
-        tier = self.splits["train"]
         with tempfile.TemporaryDirectory(prefix="shaper-train-") as tmp:
-            metrics = evaluate(self.candidate_dir(cid), tier, episodes=self.config.train_episodes, workers=1,
-                               out_dir=Path(tmp), progress=False)
+            metrics = evaluate(self.candidate_dir(cid), self.splits["train"], episodes=self.config.train_episodes,
+                               only=only, workers=1, out_dir=Path(tmp), progress=False)
             kind, why = classify_evaluation(metrics)
             if kind == "infrastructure":
                 raise InfrastructureFailure(f"train rollout of {cid}: {why}")
             episodes = rollouts_from_evaluation(Path(tmp))
-        cost = float(sum(e.get("cost_usd") or 0.0 for e in metrics["episodes"]))
-        self.meter.add(r, cost)
-        self.files.write("shaper_rollout", path, {"candidate": cid, "split": "train", "tier": tier,
-                                                  "episodes": episodes, "cost_usd": round(cost, 6)})
+        self.meter.add(r, float(sum(e.get("cost_usd") or 0.0 for e in metrics["episodes"])))
         return episodes
+
+    def rollout_file(self, cid: str, r: int) -> Path:
+        """Where the train rollouts a gradient reads are kept: per round under "study" (a fresh
+        minibatch), per candidate under "paired" (the whole train split, once)."""
+        return self.files.rollouts(cid, r if self.config.selection == "study" else None)
+
+    def train_ids(self) -> list[str]:
+        episodes = self.executor.episodes(self.splits["train"])[:self.config.train_episodes]
+        return [str(e["episode_id"]) for e in episodes]
+
+    def minibatch(self, cid: str, r: int, stage: str) -> tuple[list[str], list[dict]]:
+        """The round's minibatch of the candidate and its rollouts: under "study" a fresh draw of
+        train episodes rolled out now, under "paired" a draw from its cached train rollouts."""
+        key = f"{stage}:{r}:{cid}"
+        path = self.rollout_file(cid, r)
+        stored = self.files.read("shaper_rollout", path)
+        if self.config.selection == "study":
+            chosen = sample_minibatch(self.train_ids(), self.config.minibatch, self.config.seed, key)
+        if stored is None:
+            before = self.meter.of_round(r)
+            episodes = self.roll_out(cid, r, only=chosen if self.config.selection == "study" else None)
+            stored = {"candidate": cid, "split": "train", "tier": self.splits["train"], "episodes": episodes,
+                      "cost_usd": round(max(0.0, self.meter.of_round(r) - before), 6)}
+            self.files.write("shaper_rollout", path, stored)
+        if self.config.selection == "paired":
+            chosen = sample_minibatch([e["episode_id"] for e in stored["episodes"]], self.config.minibatch,
+                                      self.config.seed, key)
+        return chosen, [e for e in stored["episodes"] if e["episode_id"] in chosen]
 
     def gradient(self, cid: str, r: int, stage: str) -> dict:
         path = self.files.gradient(r, cid)
         stored = self.files.read("shaper_gradient", path)
         if stored is not None:
             return stored
-        rollouts = self.train_rollouts(cid, r)
-        chosen = sample_minibatch([e["episode_id"] for e in rollouts], self.config.minibatch,
-                                  self.config.seed, f"{stage}:{r}:{cid}")
+        chosen, rollouts = self.minibatch(cid, r, stage)
         before = self.meter.of_round(r)
-        diagnosis = diagnose([e for e in rollouts if e["episode_id"] in chosen], self.roles, r, self.config)
+        diagnosis = diagnose(rollouts, self.roles, r, self.config)
         record = {"round": r, "stage": stage, "candidate": cid, "minibatch": chosen,
                   "cost_usd": round(max(0.0, self.meter.of_round(r) - before), 6), **diagnosis}
         self.files.write("shaper_gradient", path, record)
         return record
 
-    def history(self, r: int) -> list[dict]:
-        """The most recent resolved proposals of earlier rounds and how they fared."""
-        out = []
+    def history(self, r: int) -> list[str]:
+        """What the optimizer is told of earlier rounds, oldest first: under "study" the run's event
+        history (every resolved proposal and every round's beam), under "paired" the `history`
+        most recent resolved proposals."""
+        proposals = [p for p in self.state["proposals"] if p["round"] < r and p["status"] != "proposed"]
         # in schedule order, whatever order concurrent proposals were recorded in
-        for p in sorted(self.state["proposals"], key=lambda p: (p["round"], p["id"])):
-            if p["round"] >= r or p["status"] == "proposed":
-                continue
-            if p["status"] == "committed":
-                mine = self.state["candidates"][p["candidate"]]["mean_reward"]
-                theirs = self.state["candidates"][p["parent"]]["mean_reward"]
-                outcome = f"validation mean reward {mine:.3f} (parent {theirs:.3f})"
-            else:
-                outcome = {"duplicate": "an exact duplicate of an earlier candidate, not evaluated",
-                           "rejected": "rejected by the sandbox even after the repair",
-                           "incomparable": "its validation rollout was invalid in the simulator",
-                           "discarded": f"discarded: {p.get('reason')}"}[p["status"]]
-            out.append({"proposal": p["id"], "artefact": p["stage"], "parent": p["parent"], "outcome": outcome})
-        return out[-self.config.history:]
+        events = [(p["round"], 0, p["id"], self.proposal_event(p)) for p in proposals]
+        if self.config.selection == "paired":
+            return [text for *_, text in sorted(events)][-self.config.history:]
+        for entry in self.state["rounds"]:
+            kept = ", ".join(f"{row['candidate']} ({row['mean_reward']:.3f})" for row in entry["beam_after"])
+            chosen = f"; the {entry['stage']} stage selected {entry['selected']}" if entry.get("selected") else ""
+            events.append((entry["round"], 1, "", f"round {entry['round']} ({entry['stage']}): beam kept {kept}"
+                                                  f"{chosen}"))
+        return [text for *_, text in sorted(events)]
+
+    def proposal_event(self, p: dict) -> str:
+        if p["status"] == "committed":
+            mine = self.state["candidates"][p["candidate"]]["mean_reward"]
+            theirs = self.state["candidates"][p["parent"]]["mean_reward"]
+            outcome = f"validation mean reward {mine:.3f} (parent {theirs:.3f})"
+        else:
+            outcome = {"duplicate": "an exact duplicate of an earlier candidate, not evaluated",
+                       "rejected": f"rejected by the sandbox even after the repair ({p.get('reason')})",
+                       "incomparable": "its validation rollout was invalid in the simulator",
+                       "discarded": f"discarded: {p.get('reason')}"}[p["status"]]
+        return f"{p['id']} ({p['stage']}) from {p['parent']}: {outcome}"
 
     def proposal(self, pid: str) -> dict | None:
         return next((p for p in self.state["proposals"] if p["id"] == pid), None)
@@ -285,7 +312,7 @@ class Search:
             if p["rejections"] else ""
         body = (f"\n## Rationale\n\nSHAPER {p['stage']} stage, round {p['round']}, proposal {p['branch']} of "
                 f"{self.config.branching} from candidate {p['parent']}: the optimizer rewrote "
-                f"`{FILES[p['stage']]}` from the textual gradient in `{gradient}` and the recent history of "
+                f"`{FILES[p['stage']]}` from the textual gradient in `{gradient}` and the history of earlier "
                 f"proposals. The other artefact is frozen in this stage.\n{repaired}")
         parent_iteration = self.state["candidates"][p["parent"]]["iteration"]
         proposal_file.write(folder / "proposal.md", {
@@ -360,7 +387,8 @@ class Search:
         config, seed = self.config, self.seed_id()
         pool = list(dict.fromkeys(beam_before + new))
         rewards = {cid: self.rewards(cid) for cid in pool}
-        ranked = beams.rank(pool, rewards, config.alpha)
+        ranked = beams.rank_by_mean(pool, rewards) if config.selection == "study" else \
+            beams.rank(pool, rewards, config.alpha)
         kept = ranked[:config.beam_width]
         rows = []
         for row in kept:
@@ -374,7 +402,10 @@ class Search:
                  "beam_after": rows, "cost_usd": self.meter.of_round(r)}
         self.state["beam"] = [row["candidate"] for row in kept]
         stage_ends = r == config.rounds or config.stage_of(r + 1) != stage
-        if stage_ends:
+        if stage_ends and config.selection == "study":
+            chosen, passed_over = self.best_seen(stage), []
+            self.say(f"{stage} stage selects {chosen}, the best validation mean reward seen in the stage")
+        elif stage_ends:
             reports = {row["candidate"]: row["regression"] for row in rows}
             start = self.state["stage_start"]
             reports.setdefault(start, beams.regression_report(self.rewards(start), self.rewards(seed),
@@ -384,12 +415,13 @@ class Search:
                 chosen, passed_over = beams.select(order, reports)
             except ValueError:
                 chosen, passed_over = start, [row["candidate"] for row in order]
+            self.say(f"{stage} stage selects {chosen}" + (f" (refused for regressions: {', '.join(passed_over)})"
+                                                         if passed_over else ""))
+        if stage_ends:
             entry.update(selected=chosen, passed_over=passed_over)
             self.state["selected"][stage] = chosen
             self.state["beam"] = [chosen]
             self.state["stage_start"] = chosen
-            self.say(f"{stage} stage selects {chosen}" + (f" (refused for regressions: {', '.join(passed_over)})"
-                                                         if passed_over else ""))
         self.state["rounds"].append(entry)
         self.state["round"] = r + 1
         if r >= config.rounds:
@@ -397,6 +429,13 @@ class Search:
         self.save()
         self.say(f"round {r} done: beam {', '.join(self.state['beam'])}; "
                  f"round cost ${self.meter.of_round(r):.4f}, total ${self.meter.total:.4f}")
+
+    def best_seen(self, stage: str) -> str:
+        """The stage's start or any candidate evaluated in the stage with the highest validation mean
+        reward (ties: the earlier iteration)."""
+        start = self.state["stage_start"]
+        seen = [c for c in self.state["candidates"].values() if c["stage"] == stage or c["id"] == start]
+        return min(seen, key=lambda c: (-c["mean_reward"], c["iteration"]))["id"]
 
     def seed_id(self) -> str:
         return next(c["id"] for c in self.state["candidates"].values() if c["stage"] == "seed")
@@ -407,43 +446,106 @@ class Search:
     # ------------------------------------------------------------------ final evaluation
 
     def final_evaluation(self) -> None:
+        """Every final configuration on every sealed test split (the episodes of each split an evenly
+        spaced `test_episodes` of its tier), each compared with the seed by the paired test."""
         from harness.evaluation import evaluate
 
         seed, chosen = self.seed_id(), self.selected_pair()
         base, best = self.texts(seed), self.texts(chosen)
-        tier = self.splits["test"]
-        results: dict[tuple, dict] = {}
-        rows = []
+        configurations = final_configurations(base, best)
+        splits = []
         with tempfile.TemporaryDirectory(prefix="shaper-final-") as tmp:
-            for name, skill, harness in FINAL_ROWS:
-                pair = (best["skill"] if skill == "evolved" else base["skill"],
-                        best["harness"] if harness == "evolved" else base["harness"])
-                if pair not in results:
-                    folder = Path(tmp) / f"c{len(results)}"
-                    shutil.copytree(self.candidate_dir(seed), folder)
-                    (folder / FILES["skill"]).write_text(pair[0], encoding="utf-8")
-                    (folder / FILES["harness"]).write_text(pair[1], encoding="utf-8")
-                    self.say(f"final: {name} on the sealed test split ({tier})")
-                    metrics = evaluate(folder, tier, episodes=self.config.test_episodes, workers=1, progress=False)
-                    kind, why = classify_evaluation(metrics)
-                    if kind == "infrastructure":
-                        raise InfrastructureFailure(f"final evaluation ({name}): {why}")
-                    self.meter.add(FINAL, sum(e.get("cost_usd") or 0.0 for e in metrics["episodes"]))
-                    results[pair] = episode_scores(metrics)
-                rows.append((name, skill, harness, results[pair]))
-        seed_rewards = {e: s["reward"] for e, s in rows[0][3].items()}
-        table = []
-        for name, skill, harness, scores in rows:
-            rewards = {e: s["reward"] for e, s in scores.items()}
-            table.append({"configuration": name, "skill": skill, "harness": harness,
-                          "mean_reward": round(beams.mean_reward(rewards), 6),
-                          "success_rate": round(sum(s["success"] for s in scores.values()) / len(scores), 6),
-                          "vs_seed": beams.paired_verdict(rewards, seed_rewards, self.config.alpha)})
-        record = {"tier": tier, "episodes": len(seed_rewards), "selected": chosen, "rows": table,
+            folders = {}
+            for key in configurations.values():
+                if key not in folders:
+                    folders[key] = Path(tmp) / f"c{len(folders)}"
+                    self.write_final_candidate(folders[key], *key)
+            for split, tier in sealed_splits(self.splits).items():
+                only = spaced_subset(self.executor.episodes(tier), self.test_size())
+                results: dict[tuple, dict] = {}
+                for name, key in configurations.items():
+                    if key not in results:
+                        self.say(f"final: {name} on test split {split} ({tier}, {len(only)} episodes)")
+                        metrics = evaluate(folders[key], tier, only=only, workers=1, progress=False)
+                        kind, why = classify_evaluation(metrics)
+                        if kind == "infrastructure":
+                            raise InfrastructureFailure(f"final evaluation ({name}, {split}): {why}")
+                        self.meter.add(FINAL, sum(e.get("cost_usd") or 0.0 for e in metrics["episodes"]))
+                        results[key] = episode_scores(metrics)
+                seed_scores = results[configurations["seed"]]
+                rows = [final_row(name, results[key], seed_scores, self.config.alpha)
+                        for name, key in configurations.items()]
+                splits.append({"split": split, "tier": tier, "episodes": len(only), "rows": rows})
+        record = {"selected": chosen, "seed": seed, "splits": splits, "unavailable": dict(self.splits.get("unavailable") or {}),
                   "cost_usd": self.meter.of_round(FINAL)}
         self.files.write("shaper_final", self.files.final, record)
         write_text_atomic(self.files.final_table, final_markdown(record))
         self.say(final_markdown(record))
+
+    def test_size(self) -> int | None:
+        return self.config.test_episodes or self.splits.get("test_episodes")
+
+    def write_final_candidate(self, folder: Path, skill: str, harness: str, baseline: str | None):
+        """The seed's candidate with these texts and, for a test-time scaling baseline, its planner
+        sampling replies and picking one by `baseline`."""
+        shutil.copytree(self.candidate_dir(self.seed_id()), folder)
+        for kind, text in (("skill", skill), ("harness", harness)):
+            (folder / FILES[kind]).write_text(text, encoding="utf-8")
+        if baseline is not None:
+            graph_path = folder / "graph.json"
+            graph = json.loads(graph_path.read_text(encoding="utf-8"))
+            write_text_atomic(graph_path, json.dumps(tts_graph(graph, baseline), indent=2) + "\n")
+
+
+BASELINES = {"MG-Select-like": "verifier", "VOTE-like": "vote"}
+TTS_SAMPLES = 4
+
+
+def final_configurations(seed: dict, best: dict) -> dict:
+    """name -> (skill text, harness text, test-time scaling pick or None); equal keys run once."""
+    return {"seed": (seed["skill"], seed["harness"], None),
+            **{name: (seed["skill"], seed["harness"], pick) for name, pick in BASELINES.items()},
+            "skill only": (best["skill"], seed["harness"], None), "harness only": (seed["skill"], best["harness"], None),
+            "both": (best["skill"], best["harness"], None)}
+
+
+def tts_graph(graph: dict, pick: str) -> dict:
+    """The seed graph with every llm.Chat planner as llm.SampledChat (TTS_SAMPLES replies, picked by
+    `pick`), its model-call and token budgets scaled by the extra calls."""
+    out = json.loads(json.dumps(graph))
+    for node in out["nodes"].values():
+        if node["type"] == "llm.Chat":
+            node["type"] = "llm.SampledChat"
+            node["config"] = dict(node["config"], samples=TTS_SAMPLES, pick=pick)
+    budgets = out.get("budgets") or {}
+    for key in ("model_calls", "tokens"):
+        if budgets.get(key):
+            budgets[key] = int(budgets[key]) * (TTS_SAMPLES + 1)
+    return out
+
+
+def final_row(name: str, scores: dict, seed_scores: dict, alpha: float) -> dict:
+    rewards = {e: s["reward"] for e, s in scores.items()}
+    return {"configuration": name, "skill": "evolved" if name in ("skill only", "both") else "seed",
+            "harness": "evolved" if name in ("harness only", "both") else "seed",
+            "mean_reward": round(beams.mean_reward(rewards), 6),
+            "success_rate": round(sum(s["success"] for s in scores.values()) / len(scores), 6),
+            "vs_seed": beams.paired_verdict(rewards, {e: s["reward"] for e, s in seed_scores.items()}, alpha)}
+
+
+def sealed_splits(splits: dict) -> dict[str, str]:
+    """The profile's sealed test splits, name -> tier (one unnamed split is `test`)."""
+    from harness.executor_api import split_tiers
+
+    return {name.removeprefix("test/"): tier for name, tier in split_tiers(splits).items() if name.startswith("test")}
+
+
+def spaced_subset(episodes: list[dict], size: int | None) -> list[str]:
+    """The ids of `size` episodes spread evenly over the tier's order (all when size is None or more)."""
+    ids = [str(e["episode_id"]) for e in episodes]
+    if size is None or size >= len(ids):
+        return ids
+    return [ids[(i * len(ids)) // size] for i in range(size)]
 
 
 def frozen_changes(parent: Path, child: Path, stage: str) -> list[str]:
@@ -456,14 +558,22 @@ def frozen_changes(parent: Path, child: Path, stage: str) -> list[str]:
 
 
 def final_markdown(record: dict) -> str:
-    lines = [f"# SHAPER final evaluation: {record['selected']} on {record['tier']} ({record['episodes']} episodes)", "",
-             "| configuration | skill | harness | mean reward | success rate | vs seed (paired) |",
-             "|---|---|---|---|---|---|"]
-    for row in record["rows"]:
-        vs = row["vs_seed"]
-        lines.append(f"| {row['configuration']} | {row['skill']} | {row['harness']} | {row['mean_reward']:.3f} | "
-                     f"{row['success_rate']:.1%} | {vs['verdict']} (+{vs['wins']}/-{vs['losses']}, "
-                     f"Δ {vs['mean_difference']:+.3f}) |")
+    lines = [f"# SHAPER final evaluation of {record['selected']}"]
+    if record["selected"] == record["seed"]:
+        lines += ["", "The selected pair is the seed itself: no candidate scored higher on the validation split, "
+                      "so its evolved rows run the seed's texts."]
+    for split in record["splits"]:
+        lines += ["", f"## {split['split']}: {split['tier']} ({split['episodes']} episodes)", "",
+                  "| configuration | skill | harness | mean reward | success rate | vs seed (paired) |",
+                  "|---|---|---|---|---|---|"]
+        for row in split["rows"]:
+            vs = row["vs_seed"]
+            verdict = "-" if row["configuration"] == "seed" else \
+                f"{vs['verdict']} (+{vs['wins']}/-{vs['losses']}, Δ {vs['mean_difference']:+.3f})"
+            lines.append(f"| {row['configuration']} | {row['skill']} | {row['harness']} | {row['mean_reward']:.3f} | "
+                         f"{row['success_rate']:.1%} | {verdict} |")
+    for name, why in sorted(record.get("unavailable", {}).items()):
+        lines += ["", f"## {name}: not available", "", why.strip()]
     return "\n".join(lines) + "\n"
 
 

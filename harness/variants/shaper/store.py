@@ -1,6 +1,7 @@
 """The SHAPER files in a run's memory folder, each read and written through its schema:
 `memory/shaper/beam.json` (shaper_beam), `gradients/r<round>-<candidate>.json`
-(shaper_gradient), `rollouts/<candidate>.json` (shaper_rollout), `final.json`
+(shaper_gradient), `rollouts/<candidate>.json` or `rollouts/r<round>-<candidate>.json`
+(shaper_rollout), `final.json`
 (shaper_final) and `final.md` (the ablation table)."""
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ class ShaperFiles:
     def gradient(self, round_number: int, cid: str) -> Path:
         return self.root / "gradients" / f"r{round_number}-{cid}.json"
 
-    def rollouts(self, cid: str) -> Path:
-        return self.root / "rollouts" / f"{cid}.json"
+    def rollouts(self, cid: str, round_number: int | None = None) -> Path:
+        name = cid if round_number is None else f"r{round_number}-{cid}"
+        return self.root / "rollouts" / f"{name}.json"
 
     @property
     def final(self) -> Path:
