@@ -16,7 +16,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from harness.fileio import read_json, read_jsonl
+from harness.evaluation.trace import read_log
+from harness.fileio import read_json
 
 PLANNER_TYPE = "llm.Chat"
 HISTORY_TYPE = "llm.RoundHistory"
@@ -50,7 +51,7 @@ def _actions(value) -> list:
 
 def episode_rollout(record: dict, log_path: Path | None) -> dict:
     """One episode's rollout from its metrics record and its firing log."""
-    firings = [r for r in read_jsonl(log_path) if r.get("kind") == "firing"] if log_path else []
+    firings = read_log(log_path)[1] if log_path else []
     by_tick: dict[int, dict] = {}
     parse_errors = 0
     runtime_errors: list[str] = []
