@@ -291,7 +291,10 @@ def brief(value: Any, limit: int = BRIEF_CHARS) -> str:
 
 def _brief(v: Any, depth: int) -> str:
     if isinstance(v, float):
-        return f"{v:.3f}".rstrip("0").rstrip(".") if abs(v) < 1e6 else f"{v:.3g}"
+        if abs(v) >= 1e6:
+            return f"{v:.3g}"
+        text = f"{v:.3f}".rstrip("0").rstrip(".")
+        return "0" if text == "-0" else text
     if isinstance(v, str):
         return repr(v)
     if isinstance(v, list):
