@@ -8,8 +8,8 @@
 2. The same agent run three ways in this process on the same episodes: the
    node objects called in a plain Python loop (no runtime), the canvas
    runtime without logging, and the canvas runtime with per-firing logging
-   written as JSONL: wall times and ratios (target: logged runtime <= 1.3x the
-   plain loop).
+   written as JSONL (every port value in full): wall times and ratios (target:
+   logged runtime <= 1.1x the plain loop).
 Figures are printed side by side; nothing is asserted.
 """
 
@@ -154,7 +154,7 @@ def rows(full: bool) -> list[dict]:
         {"metric": "speed-up 2 vs 1 workers", "value": w[1]["wall"] / w[2]["wall"], "unit": "x", "target": 1.7,
          "better": "higher", "note": f"identical per-episode results: {w[1]['episodes'] == w[2]['episodes']}"},
         {"metric": f"runtime with logging vs plain loop, {o['n']} episodes", "value": t["runtime+log"] / t["plain"],
-         "unit": "x", "target": 1.3, "note": f"without logging {t['runtime'] / t['plain']:.2f}x; "
+         "unit": "x", "target": 1.1, "note": f"without logging {t['runtime'] / t['plain']:.2f}x; "
                                             f"same outcomes: {o['same_outcomes']}"},
     ]
 
@@ -186,7 +186,7 @@ def main() -> None:
     print(f"{'mode':>14} {'wall s':>8} {'vs plain':>9} {'steps/s':>9}")
     for mode in ("plain", "runtime", "runtime+log"):
         print(f"{mode:>14} {t[mode]:>8.3f} {t[mode] / t['plain']:>8.2f}x {o['steps'] / t[mode]:>9.0f}")
-    print(f"canvas runtime with logging vs plain loop: {t['runtime+log'] / t['plain']:.2f}x   (target <= 1.30x)")
+    print(f"canvas runtime with logging vs plain loop: {t['runtime+log'] / t['plain']:.2f}x   (target <= 1.10x)")
     print(f"same outcomes in all three modes: {o['same_outcomes']}")
 
 
