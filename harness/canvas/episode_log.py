@@ -38,6 +38,7 @@ import dataclasses
 import json
 import math
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,6 @@ SHARED_CHARS = 160  # longer JSON texts are stored once per episode and referenc
 MAX_ARRAY_BYTES = 1 << 20  # a larger array is logged by shape, dtype and statistics only
 _MAX_DEPTH = 64
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+|0x[0-9a-fA-F]{8,}")
-_IMMUTABLE = frozenset((int, float, bool, type(None)))
 _SCALAR = {None: "null", True: "true", False: "false"}
 _quote = getattr(json.encoder, "c_encode_basestring_ascii", None) or json.encoder.py_encode_basestring_ascii
 
@@ -112,6 +112,8 @@ class EpisodeLog:
         self._memo_nodes: set[str] = set()  # nodes that fired since the memo was cleared
         self._keys: dict[str, str] = {}  # port name -> its JSON text and ":"
         self._encode = _encoder(self._default)
+        numpy = sys.modules.get("numpy")  # (not imported here: a log of plain values needs none)
+        self._ndarray = numpy.ndarray if numpy is not None else None
         self._resolved: list[dict] | None = None
 
     # -- the firing path -----------------------------------------------------------
@@ -188,6 +190,8 @@ class EpisodeLog:
 
     def _default(self, o: Any) -> Any:
         """The C encoder's hook for what is not JSON data."""
+        if type(o) is self._ndarray:
+            return {"$array": self._array_id(o)}
         if getattr(o, "ndim", None) == 0 and hasattr(o, "item"):  # numpy scalars
             return self._as_data(o.item(), 1)
         if hasattr(o, "shape") and hasattr(o, "dtype"):
@@ -222,7 +226,7 @@ class EpisodeLog:
         try:
             import numpy as np  # only reached when an array is being logged
 
-            arr = np.asarray(a)
+            arr = a if type(a) is np.ndarray else np.asarray(a)
             if arr.dtype.hasobject:
                 lines.append({"dtype": arr.dtype.str, "shape": list(arr.shape),
                               "items": self._as_data(arr.tolist(), 1)})
@@ -253,10 +257,12 @@ class EpisodeLog:
             header["ports"] = self.ports
         lines = [self._line(header)]
         for aid, entry in enumerate(self._array_lines):
-            if type(entry) is tuple:
+            if type(entry) is tuple:  # (base64 needs no JSON escaping: formatted directly)
                 dtype, shape, data = entry
-                entry = {"dtype": dtype, "shape": list(shape), "base64": base64.b64encode(data).decode("ascii")}
-            lines.append(self._line({"kind": "array", "id": aid, **entry}))
+                lines.append('{"kind":"array","id":%d,"dtype":%s,"shape":[%s],"base64":"%s"}'
+                             % (aid, _quote(dtype), ",".join(map(str, shape)), base64.b64encode(data).decode("ascii")))
+            else:
+                lines.append(self._line({"kind": "array", "id": aid, **entry}))
         lines.extend('{"kind":"value","id":%d,"value":%s}' % (vid, text) for text, vid in self._values.items())
         lines.extend(self._firing_lines())
         return lines
