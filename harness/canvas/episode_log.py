@@ -4,7 +4,7 @@ What a firing costs on the hot path is one C-speed JSON encoding per port value
 (its snapshot: values may change after the firing); everything else waits for
 `write_jsonl`/`records`:
 
-- scalars and short strings are kept as they are (immutable);
+- scalars and short strings are quoted directly (no encoder call);
 - a value whose JSON text is longer than `SHARED_CHARS` is stored once per
   episode in a `value` line and referenced as `{"$value": N}` (a prompt, a
   caption list, an observation repeated tick after tick);
