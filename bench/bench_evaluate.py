@@ -12,8 +12,8 @@
 2. The same agent run three ways in this process on the same episodes: the
    node objects called in a plain Python loop (no runtime), the canvas
    runtime without logging, and the canvas runtime with per-firing logging
-   written as JSONL: wall times and ratios (target: logged runtime <= 1.3x the
-   plain loop).
+   written as JSONL (every port value in full): wall times and ratios (target:
+   logged runtime <= 1.1x the plain loop).
 Figures are printed side by side; nothing is asserted.
 """
 
@@ -128,13 +128,14 @@ def bench_overhead(n_episodes: int, rounds: int = 3) -> dict:
         runner.run_episode(ep)
     modes = ("plain", "runtime", "runtime+log")
     timings = {mode: float("inf") for mode in modes}
+    cpu = dict(timings)  # process time: what a loaded machine's wall time hides
     outcomes = {}
     with tempfile.TemporaryDirectory() as tmp:
         # Interleaved rounds, best of each: the machine may be shared, and the
         # minimum is the least disturbed measurement.
         for _ in range(rounds):
             for mode in modes:
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 res = []
                 for ep in episodes:
                     if mode == "plain":
@@ -147,9 +148,10 @@ def bench_overhead(n_episodes: int, rounds: int = 3) -> dict:
                         log.write_jsonl(Path(tmp) / f"{ep['episode_id'].replace(':', '_')}.jsonl")
                     res.append((bool(r["success"]), r["steps"]))
                 timings[mode] = min(timings[mode], time.perf_counter() - t0)
+                cpu[mode] = min(cpu[mode], time.process_time() - c0)
                 outcomes[mode] = res
     runner.close()
-    return {"timings": timings, "same_outcomes": outcomes["plain"] == outcomes["runtime"] == outcomes["runtime+log"],
+    return {"timings": timings, "cpu": cpu, "same_outcomes": outcomes["plain"] == outcomes["runtime"] == outcomes["runtime+log"],
             "steps": sum(s for _, s in outcomes["runtime"]), "n": len(episodes)}
 
 
@@ -179,7 +181,8 @@ def rows(full: bool) -> list[dict]:
                  + ", ".join(f"{x:.2f}" for x in w["walls_2"]) + " s",
          **({} if full else {"no_verdict": f"{len(w['walls_2'])} runs do not estimate a spread (--full: 7)"})},
         {"metric": f"runtime with logging vs plain loop, {o['n']} episodes", "value": t["runtime+log"] / t["plain"],
-         "unit": "x", "target": 1.3, "note": f"without logging {t['runtime'] / t['plain']:.2f}x; "
+         "unit": "x", "target": 1.1, "note": f"without logging {t['runtime'] / t['plain']:.2f}x; cpu time "
+                                            f"{o['cpu']['runtime+log'] / o['cpu']['plain']:.2f}x; "
                                             f"same outcomes: {o['same_outcomes']}"},
     ]
 
@@ -211,7 +214,8 @@ def main() -> None:
     print(f"{'mode':>14} {'wall s':>8} {'vs plain':>9} {'steps/s':>9}")
     for mode in ("plain", "runtime", "runtime+log"):
         print(f"{mode:>14} {t[mode]:>8.3f} {t[mode] / t['plain']:>8.2f}x {o['steps'] / t[mode]:>9.0f}")
-    print(f"canvas runtime with logging vs plain loop: {t['runtime+log'] / t['plain']:.2f}x   (target <= 1.30x)")
+    print(f"canvas runtime with logging vs plain loop: {t['runtime+log'] / t['plain']:.2f}x   (target <= 1.10x); "
+          f"cpu time {o['cpu']['runtime+log'] / o['cpu']['plain']:.2f}x")
     print(f"same outcomes in all three modes: {o['same_outcomes']}")
 
 

@@ -233,6 +233,7 @@ class GraphRunner:
         shared.log_enabled = logging
         if log is not None:
             log.episode = episode
+            log.ports = self.port_types
             log.forget()  # nodes are reset below: values it memoised may change
         self._init_cells("episode")
         self._init_cells("step")
@@ -349,6 +350,12 @@ class GraphRunner:
             "cost_usd": shared.cost_usd,
             "wall_seconds": time.perf_counter() - start,
         }
+
+    @property
+    def port_types(self) -> dict[str, dict]:
+        """node -> {"type": its node type, "outputs": {port: port type}} (the episode log's header keeps it)."""
+        return {nid: {"type": nt.name, "outputs": {port: spec.type for port, spec in nt.outputs.items()}}
+                for nid, nt in self.node_types.items()}
 
     @property
     def model_calls_by_node(self) -> dict[str, int]:

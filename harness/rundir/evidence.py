@@ -127,7 +127,8 @@ def episode_view(paths: RunPaths, ref: str | int, episode: str, tick: int | None
     record = _record(child.metrics(), child.label, episode)
     header, firings = _log(child, record)
     out = {"label": child.label, "episode_id": record["episode_id"], "success": record["success"],
-           "termination": record["termination"], "steps": record["steps"], "ticks": ticks(firings, tick)}
+           "termination": record["termination"], "steps": record["steps"],
+           "ticks": ticks(firings, tick, header.get("ports"))}
     if tick is not None and executor:
         from harness.canvas.graph import read_json_file
 
@@ -144,14 +145,27 @@ def episode_view(paths: RunPaths, ref: str | int, episode: str, tick: int | None
 
 
 def render_episode(view: dict) -> str:
+    """The human view of `episode_view`: one line per value, each cut at BRIEF_CHARS (said so at the end)."""
+    from harness.evaluation.trace import BRIEF_CHARS, brief
+
+    def ports(values) -> str:
+        if not isinstance(values, dict):
+            return brief(values)
+        return "; ".join(f"{port} {brief(value)}" for port, value in values.items()) or "(none)"
+
     lines = [f"{view['label']} · {view['episode_id']}: {'success' if view['success'] else 'failure'} "
              f"({view['termination']}, {view['steps']} steps)"]
     for t in view["ticks"]:
-        lines.append(f"tick {t['tick']}: observation {t['observation']}")
+        lines.append(f"tick {t['tick']}:")
+        for port, value in (t["observation"] or {}).items():
+            lines.append(f"  observation {port}: {brief(value)}")
+        if t.get("motion"):
+            m = t["motion"]
+            lines.append(f"  current motion ({m['from']}, tick {m['tick']}): {brief(m['value'])}")
         for node in t["nodes"]:
             extra = f" ERROR {node['error']}" if node.get("error") else ""
-            lines.append(f"  {node['node']} ({node['type']}): {node['outputs']}{extra}")
-        lines.append(f"  → actions {t['actions']}")
+            lines.append(f"  {node['node']} ({node['type']}): {ports(node['outputs'])}{extra}")
+        lines.append(f"  → actions {brief(t['actions'])}")
     if view.get("view"):
         lines += ["", view["view"]["rendered"] or view["view"]["note"]]
         if view["view"]["rendered"] and view["view"]["note"]:
@@ -163,10 +177,12 @@ def render_episode(view: dict) -> str:
         else:
             lines.append(f"diverges from {view['vs']['label']} at tick {d['tick']}, node {d['node']} "
                          f"(firing {d['firing']}: {d['why']})")
-            lines.append(f"  {view['vs']['label']}: {d['parent_outputs']}")
-            lines.append(f"  {view['label']}: {d['child_outputs']}")
+            lines.append(f"  {view['vs']['label']}: {ports(d['parent_outputs'])}")
+            lines.append(f"  {view['label']}: {ports(d['child_outputs'])}")
             lines.append(f"  first tick with different actions: {d['first_action_tick']} "
-                         f"({d['parent_actions']} → {d['child_actions']})")
+                         f"({brief(d['parent_actions'])} → {brief(d['child_actions'])})")
+    lines.append(f"(each value shortened to {BRIEF_CHARS} characters, … marks a cut, floats to 3 decimals; "
+                 "--json gives every value in full)")
     return "\n".join(lines)
 
 

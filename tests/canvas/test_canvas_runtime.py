@@ -325,8 +325,8 @@ def test_episode_log_records_and_jsonl(tmp_path):
     sims = [r for r in log.records if r["node"] == "sim"]
     policies = [r for r in log.records if r["node"] == "policy"]
     assert len(sims) == 5 and len(policies) == 4  # reset + 4 steps
-    assert policies[0] == {**policies[0], "type": "test.Forward", "tick": 0, "inputs": {"position": "0"},
-                           "outputs": {"action": "1"}, "error": None}
+    assert policies[0] == {**policies[0], "type": "test.Forward", "tick": 0, "inputs": {"position": 0},
+                           "outputs": {"action": 1}, "error": None}
     assert all(r["duration_s"] >= 0 for r in log.records)
     path = log.write_jsonl(tmp_path / "ep" / "log.jsonl")
     lines = [json.loads(line) for line in path.read_text().splitlines()]

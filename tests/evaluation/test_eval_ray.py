@@ -51,8 +51,9 @@ def test_ray_matches_local_pool_episode_by_episode(tmp_path):
 
 
 def _firings(log: Path) -> list:
-    lines = [json.loads(line) for line in log.read_text().splitlines()]
-    return [(r.get("node"), r.get("tick"), r.get("outputs")) for r in lines if r["kind"] == "firing"]
+    from harness.evaluation.trace import read_log
+
+    return [(r["node"], r["tick"], r["outputs"]) for r in read_log(log)[1]]
 
 
 def test_cli_backend_ray_prints_one_json_object(tmp_path):

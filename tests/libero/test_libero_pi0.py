@@ -78,7 +78,7 @@ def test_the_request_is_openpis_libero_request(recorded):
 def test_each_tick_executes_five_actions_of_the_chunk(recorded):
     _, _, records = recorded
     chunks = [r for r in records if r["node"] == "policy"]
-    assert len(chunks) == 2 and all(r["outputs"]["actions"].count("[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0]") == 5
+    assert len(chunks) == 2 and all(r["outputs"]["actions"].count([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0]) == 5
                                     for r in chunks)
 
 

@@ -12,6 +12,7 @@ from harness.evaluation import evaluate
 from harness.evaluation.reconcile import log_gaps, reported_calls
 from harness.evaluation.records import episode_record, summarize
 from harness.evaluation.runners import GraphEpisodeRunner, make_model_client
+from harness.evaluation.trace import divergence, read_log, ticks
 
 LIFT = {"level": "Lift", "seed": 1, "episode_id": "Lift:1", "max_steps": 120}
 
@@ -23,6 +24,25 @@ def test_scripted_seed_lifts_the_cube_and_fails_the_door():
     assert lift["error"] is None and lift["success"], lift
     assert lift["model_calls"] == 0 and lift["metrics"]["level"] == "Lift"
     assert door["error"] is None and not door["success"] and door["steps"] == 30
+
+
+def test_the_log_holds_every_value_as_data_and_two_runs_do_not_diverge(tmp_path):
+    logs = []
+    for run in range(2):  # two runners: new handle objects, elsewhere in memory
+        log = EpisodeLog()
+        with GraphRunner(seed_graph("voxposer-scripted"), candidate_dir=SEEDS / "voxposer-scripted") as runner:
+            runner.run_episode({"level": "Door", "seed": 4, "max_steps": 30}, log)
+        logs.append(read_log(log.write_jsonl(tmp_path / f"door{run}.jsonl")))
+        assert "0x" not in (tmp_path / f"door{run}.jsonl").read_text()
+    (header, firings), (_, again) = logs
+    assert divergence(firings, again) is None
+    view = ticks(firings, ports=header["ports"])
+    assert len(view) > 3
+    for t in view:  # the simulator's outputs on every tick, the gripper in full
+        assert len(t["observation"]["gripper"]["position"]) == 3 and t["observation"]["objects"]
+        assert t["motion"] is not None and t["motion"]["from"] == "planner.motions"
+    composer = next(n for n in view[1]["nodes"] if n["node"] == "composer")
+    assert composer["outputs"]["lmp"] == {"$object": "LMPHandle", "value": {"lmp": "composer", "kind": "composer"}}
 
 
 def _run_voxposer(candidate, probes) -> tuple[dict, list[dict]]:

@@ -222,8 +222,8 @@ def _frame_array(value: int) -> dict:
 def test_where_the_planner_sees_images_the_judge_gets_the_frames_before_and_after(tmp_path):
     def sim(tick, value):
         return {"node": "sim", "type": "libero.Simulator", "tick": tick,
-                "arrays": {"outputs/images/agentview": _frame_array(value),
-                           "outputs/images/robot0_eye_in_hand": _frame_array(value + 1)}}
+                "outputs": {"images": {"agentview": {"$array": _frame_array(value)},
+                                       "robot0_eye_in_hand": {"$array": _frame_array(value + 1)}}}}
 
     firings = [sim(0, 10), {"node": "planner", "type": "llm.Chat", "tick": 0, "inputs": {"image": "{...}"},
                             "self": {"reply": "pick up the bowl"}},

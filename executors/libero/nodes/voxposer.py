@@ -54,6 +54,10 @@ class LMPHandle:
     def __repr__(self) -> str:
         return f"LMPHandle({self.node.node_id}: {self.node.kind})"
 
+    def log_value(self) -> dict:
+        """What the episode log records: the LMP this handle dispatches to."""
+        return {"lmp": self.node.node_id, "kind": self.node.kind}
+
 
 _INPUTS = {
     "query": {"type": "Text", "required": False, "doc": "the root query (the task instruction): the LMP given it "

@@ -54,6 +54,10 @@ class LMPHandle:
     def run(self, query: str, trace: Trace, depth: int):
         return self.node.run_query(query, self, trace, depth)
 
+    def log_value(self) -> dict:
+        """What the episode log records: the LMP this handle calls."""
+        return {"lmp": self.node.node_id, "kind": self.node.kind}
+
 
 _LMP_INPUTS = {
     "query": {"type": "Text", "required": False,

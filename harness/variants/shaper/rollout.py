@@ -19,9 +19,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
-
-from harness.fileio import read_json, read_jsonl
+from harness.evaluation.trace import array_of, read_log
+from harness.fileio import read_json
 from harness.models.images import png_bytes
 
 PLANNER_TYPE = "llm.Chat"
@@ -29,7 +28,7 @@ HISTORY_TYPE = "llm.RoundHistory"
 COMMAND = re.compile(r"^\s*(go to|pick up|open|put)\b", re.IGNORECASE)
 SIMULATOR_ERROR = re.compile(r"node '[^']+' \([^)]*\.Simulator\) raised")
 INFRA_ERROR = re.compile(r"ModelCallError|CassetteMiss|infrastructure", re.IGNORECASE)
-IMAGE_ARRAYS = "outputs/images/"
+IMAGE_PORT = "images"  # the simulator's camera frames, one array per camera
 JUDGE_IMAGE_SIZE = 128  # frames are halved until no larger: the judge compares, it does not read details
 
 
@@ -59,9 +58,9 @@ def _actions(value) -> list:
 def frames(firing: dict) -> list[str]:
     """The simulator firing's camera frames (in camera name order) as base64 PNGs."""
     out = []
-    for key, array in sorted((firing.get("arrays") or {}).items()):
-        if key.startswith(IMAGE_ARRAYS):
-            pixels = np.frombuffer(base64.b64decode(array["base64"]), dtype=array["dtype"]).reshape(array["shape"])
+    for _, value in sorted(((firing.get("outputs") or {}).get(IMAGE_PORT) or {}).items()):
+        pixels = array_of(value) if isinstance(value, dict) and "$array" in value else None
+        if pixels is not None:
             while max(pixels.shape[:2]) > JUDGE_IMAGE_SIZE:
                 pixels = pixels[::2, ::2]
             out.append(base64.b64encode(png_bytes(pixels)).decode("ascii"))
@@ -77,7 +76,7 @@ def _action_text(action) -> str:
 
 def episode_rollout(record: dict, log_path: Path | None) -> dict:
     """One episode's rollout from its metrics record and its firing log."""
-    firings = [r for r in read_jsonl(log_path) if r.get("kind") == "firing"] if log_path else []
+    firings = read_log(log_path)[1] if log_path else []
     by_tick: dict[int, dict] = {}
     parse_errors = 0
     runtime_errors: list[str] = []
