@@ -15,11 +15,10 @@ place, and a dict summary the log cut keeps its complete leading entries
 from __future__ import annotations
 
 import ast
-import base64
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.evaluation.trace import read_log, simulator_nodes
+from harness.evaluation.trace import array_of, read_log, simulator_nodes
 
 SUMMARY_CHARS = 200  # the first format's bound on a port's summary
 
@@ -143,13 +142,7 @@ def arrays_read(value):
 def decode_array(record: dict):
     """An array's logged record (dtype, shape, base64 or items) as a numpy array (None when its
     content was not logged)."""
-    import numpy as np
-
-    if "base64" in record:
-        return np.frombuffer(base64.b64decode(record["base64"]), record["dtype"]).reshape(record["shape"])
-    if "items" in record:
-        return np.array(record["items"], dtype=object).reshape(record["shape"])
-    return None
+    return array_of({"$array": record})
 
 
 def _put(root: dict, parts: list[str], array) -> None:
