@@ -13,6 +13,7 @@ from pathlib import Path
 from harness.errors import UserError
 from harness.rundir import gitops, goal, ledger, proposal, state, tiers
 from harness.fileio import write_json_atomic, write_text_atomic
+from harness.rundir.init_progress import InitInProgress
 from harness.rundir.layout import GITIGNORE, RUN_ID_PATTERN, RunPaths
 from harness.rundir.records import now_iso, write_record
 
@@ -56,27 +57,38 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
     runs_dir = Path(runs_dir)
     run_id = run_id or new_run_id(variant, seed_candidate, runs_dir)
     target = runs_dir / run_id
-    if target.exists():
-        raise UserError(f"{target} already exists: choose another --run-id (or resume it with `architect loop --resume`)")
+    _refuse_existing(target)
     performance_tier, holdout_tier = tiers.search_tiers(executor, performance_tier)
-    for tier, audit in tiers.refuse_duplicates(executor, (performance_tier, holdout_tier)).items():
-        say(f"tier {tier}: {audit['distinct']} distinct episodes (by {audit['by']})")
     profile = dict(executor.profile, performance_tier=performance_tier, holdout_tier=holdout_tier)
     runs_dir.mkdir(parents=True, exist_ok=True)
-    _remove_abandoned_builds(runs_dir, run_id)
     build = runs_dir / f".init-{run_id}-{os.getpid()}"
-    try:
-        _build(RunPaths(build), variant, executor_name, seed_candidate, seed_dir, profile, run_id, max_iterations, max_skips,
-               smoke_episodes, eval_episodes, seed, progress, say, spec, spend_caps or {}, fitness,
-               backend=evaluation)
+    with InitInProgress(runs_dir, run_id, build) as in_progress:
+        _refuse_existing(target)  # another init may have finished between the first check and the lock
+        _remove_abandoned_builds(runs_dir, run_id)
+
+        def tell(text: str) -> None:
+            in_progress.say(text)
+            say(text)
+
+        for tier, audit in tiers.refuse_duplicates(executor, (performance_tier, holdout_tier)).items():
+            tell(f"tier {tier}: {audit['distinct']} distinct episodes (by {audit['by']})")
         try:
-            build.rename(target)
-        except OSError:
-            raise UserError(f"{target} was created by another process while this init ran") from None
-    except BaseException:
-        shutil.rmtree(build, ignore_errors=True)
-        raise
+            _build(RunPaths(build), variant, executor_name, seed_candidate, seed_dir, profile, run_id, max_iterations,
+                   max_skips, smoke_episodes, eval_episodes, seed, progress, tell, spec, spend_caps or {}, fitness,
+                   backend=evaluation)
+            try:
+                build.rename(target)
+            except OSError:
+                raise UserError(f"{target} was created by another process while this init ran") from None
+        except BaseException:
+            shutil.rmtree(build, ignore_errors=True)
+            raise
     return RunPaths(target.resolve())
+
+
+def _refuse_existing(target: Path) -> None:
+    if target.exists():
+        raise UserError(f"{target} already exists: choose another --run-id (or resume it with `architect loop --resume`)")
 
 
 def resolve_seed_candidate(executor_or_seed: str):

@@ -3,6 +3,8 @@ and the iterations/ folders agree."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from harness.errors import UserError
 from harness.roots import describe, describe_text
 from harness.rundir import gitops, goal, ledger, state, stopping
@@ -15,6 +17,9 @@ from harness.rundir.records import read_record
 def run_status(ref, runs_dir=None) -> dict:
     from harness.rundir.recover import recover
 
+    initializing = _initializing(ref, runs_dir)
+    if initializing is not None:
+        return initializing
     paths = resolve_run(ref, runs_dir)
     broken = gitops.repository_problem(paths.root)
     if broken is not None:
@@ -31,6 +36,25 @@ def run_status(ref, runs_dir=None) -> dict:
     report.update(busy=busy, recovered=recovered, roots=describe())
     report["summary"] += "\nfolders:\n" + describe_text()
     return report
+
+
+def _initializing(ref, runs_dir) -> dict | None:
+    """The report of a run whose `init` is still building it (no run folder yet)."""
+    from harness.rundir import init_progress
+    from harness.rundir.layout import RUN_ID_PATTERN, default_runs_dir
+
+    ref = str(ref)
+    by_id = Path(runs_dir) if runs_dir is not None else default_runs_dir()
+    if not RUN_ID_PATTERN.match(ref) or (by_id / ref / "manifest.json").is_file():
+        return None
+    record = init_progress.running(by_id, ref)
+    if record is None:
+        return None
+    text = init_progress.describe(record)
+    return {"run": str(by_id / ref), "run_id": ref, "initializing": record, "manifest": None, "state": None,
+            "committed": [], "git_head": None, "staged": [], "consistent": True, "problems": [], "busy": text,
+            "recovered": [], "stop_requested": False,
+            "summary": f"{text}\n(last update {record['updated']}; the run exists once iteration 0 is committed)"}
 
 
 def _broken_report(paths: RunPaths, problem: str) -> dict:
