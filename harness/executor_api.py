@@ -107,6 +107,10 @@ class ExecutorSpec:
     describe: str | None = None  # "module:attr"() -> dict: executor-specific facts `architect executors` lists
     oracle: str | None = None  # "module:attr"(episode) -> record
     state_renderer: str | None = None  # "module:attr"(episode, tick, captured, actions) -> text (harness.evaluation.trace)
+    # "module:attr"(record) -> {"kind", "group"?, "detail"?}: what kind of failure a failed episode's metrics
+    # record shows and the group it is counted under (harness.evaluation.failures). Default: the termination
+    # reason, grouped by level.
+    failure_kind: str | None = None
     provenance: str | None = None  # "module:attr"() -> dict: simulator backend, data checksums (recorded by init)
     # Modules slow to import that every worker needs before its first episode (the simulator's
     # runtime): the local pool's forkserver imports them once and each worker starts with them loaded.
