@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from rundir_kit import SMALL, cli
+from rundir_kit import ARCHITECT, SMALL, cli
 
 HOLDER = """
 import sys, time
@@ -59,3 +59,11 @@ def test_init_leaves_no_progress_files_behind(tmp_path: Path):
     cli("init", "random", "babyai", "--run-id", "r1", "--runs-dir", str(runs), *SMALL)
     assert sorted(p.name for p in runs.iterdir()) == ["r1"]
     assert cli("status", "r1", "--runs-dir", str(runs))["consistent"] is True
+
+
+def test_init_reports_episode_progress_on_stderr_when_it_is_not_a_terminal(tmp_path: Path):
+    done = subprocess.run([*ARCHITECT, "init", "random", "babyai", "--run-id", "p", "--runs-dir", str(tmp_path),
+                           *SMALL, "--json"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.strip().splitlines()) == 1
+    assert "· smoke: 2/2 episodes" in done.stderr and "· search: 3/3 episodes, success" in done.stderr
