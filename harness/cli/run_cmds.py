@@ -222,7 +222,8 @@ def commit_cmd(run, staging, description, runs_dir, as_json):
 
     with open_run_staging(run, staging, runs_dir) as (opened, folder):
         row = commit(opened, folder, description)
-    emit(dict(row, ok=True), as_json, human=f"committed iteration {row['iteration']}: {row['path']}")
+    emit(dict(row, ok=True), as_json, human=f"committed iteration {row['iteration']}: {row['path']}"
+         + (f"\nwarning: {row['warning']}" if row["warning"] else ""))
 
 
 @click.command("discard")
