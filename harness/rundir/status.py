@@ -11,6 +11,7 @@ from harness.rundir import gitops, goal, ledger, state, stopping
 from harness.rundir.consistency import consistency
 from harness.rundir.layout import RunPaths, resolve_run
 from harness.rundir.lock import RunBusy, run_lock
+from harness.rundir.permissions import rules_for, text as permissions_text
 from harness.rundir.records import read_record
 
 
@@ -33,7 +34,9 @@ def run_status(ref, runs_dir=None) -> dict:
     except RunBusy as exc:
         busy = exc.message
         report = _report(paths)  # read-only view while another process works
-    report.update(busy=busy, recovered=recovered, roots=describe())
+    report.update(busy=busy, recovered=recovered, roots=describe(), permissions=rules_for(paths.root.parent))
+    if report["permissions"]:
+        report["summary"] += "\n" + permissions_text(report["permissions"])
     report["summary"] += "\nfolders:\n" + describe_text()
     return report
 
@@ -71,11 +74,27 @@ def _broken_report(paths: RunPaths, problem: str) -> dict:
             "summary": "\n".join(lines)}
 
 
+# Rewritten outside commits by design: the derived state (recovery marks a dead loop), the operator's steering.
+_LEFT_BY_DESIGN = ("state.json", "goal.md")
+
+
+def _left_uncommitted(paths: RunPaths, st: dict) -> list[str]:
+    """What an ended run leaves uncommitted (while a run goes on, memory and understanding.md are
+    committed with the next iteration; an ended one has none; an interrupted one is resumed)."""
+    if st["status"] != "stopped" or st["stop_reason"] == "interrupted":
+        return []
+    left = [p for p in gitops.uncommitted(paths.root) if p not in _LEFT_BY_DESIGN]
+    if not left:
+        return []
+    return [f"uncommitted after the run stopped: {', '.join(left[:5])}" + (" ..." if len(left) > 5 else "")
+            + f"; commit them with `architect end {paths.run_id} --reason \"...\"`"]
+
+
 def _report(paths: RunPaths) -> dict:
     manifest = read_record("manifest", paths.manifest)
     st = state.read(paths)
     rows = ledger.read_rows(paths.ledger)
-    problems = consistency(paths)
+    problems = consistency(paths) + _left_uncommitted(paths, st)
     committed = [r["iteration"] for r in ledger.committed(rows)]
     staged = sorted(p.name for p in paths.staging.iterdir() if not p.name.startswith(".")) if paths.staging.exists() else []
     share = ledger.axis_share(rows)

@@ -1,6 +1,7 @@
 """An init in progress is visible: `status` reports it (folder, pid, what it does),
 any other command says so instead of "no run", and a second init of the same run
-id refuses at once naming the running one."""
+id refuses at once naming the running one; init shows episode progress; status
+names the file rules a runs folder outside the project needs."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ import time
 from pathlib import Path
 
 from rundir_kit import ARCHITECT, SMALL, cli
+
+from harness import PROJECT_ROOT
+from harness.rundir.permissions import rules_for
 
 HOLDER = """
 import sys, time
@@ -67,3 +71,13 @@ def test_init_reports_episode_progress_on_stderr_when_it_is_not_a_terminal(tmp_p
     assert done.returncode == 0, done.stderr
     assert len(done.stdout.strip().splitlines()) == 1
     assert "· smoke: 2/2 episodes" in done.stderr and "· search: 3/3 episodes, success" in done.stderr
+
+
+def test_status_names_the_permission_rules_a_runs_folder_outside_the_project_needs(base_run: Path):
+    status = cli("status", str(base_run))
+    rules = status["permissions"]
+    runs = base_run.parent.resolve().as_posix()
+    assert rules["file"] == ".claude/settings.local.json"
+    assert f"Read(/{runs}/**)" in rules["allow"] and f"Read(/{runs}/*/certification.json)" in rules["deny"]
+    assert "permissions: the project's file rules cover ./runs only" in status["summary"]
+    assert rules_for(PROJECT_ROOT / "runs") is None  # the project's own rules cover it
