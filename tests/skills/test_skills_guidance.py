@@ -61,3 +61,16 @@ def test_kdloop_states_the_experiment_order_once():
     experiment = body[body.index("**EXPERIMENT**"):body.index("**DISTILL**")]
     assert "One spec at a time" in experiment and "finish each slot before staging the next" in experiment
     assert experiment.index("Only when every spec has its slot") < experiment.index("architect kdloop evaluate")
+
+
+@pytest.mark.parametrize("path", [ARCHITECT / "evaluator.md", ARCHITECT / "variants" / "kdloop.md"],
+                         ids=lambda p: p.name)
+def test_the_skills_say_what_a_behaviour_identical_warning_means(path):
+    body = " ".join(split(path)[1].split())
+    assert "`warning`" in body and "acted exactly as" in body
+
+
+def test_loop_set_up_says_what_to_do_with_the_permission_rules_status_names():
+    body = " ".join(split(ARCHITECT / "loop.md")[1].split())
+    setup = body[body.index("## 1. Set up"):body.index("## 2.")]
+    assert "`permissions`" in setup and "`file`" in setup and "certification.json" in setup
