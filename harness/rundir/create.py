@@ -111,7 +111,7 @@ def resolve_seed_candidate(executor_or_seed: str):
 def dry_run(variant: str, executor_or_seed: str, *, smoke_episodes: int | None, eval_episodes: int | None,
             tier: str | None = None, max_iterations: int | None = None) -> dict:
     """What `init` (iteration 0) and each later iteration will run, before anything runs."""
-    from harness.rundir.plan import iteration_plan
+    from harness.rundir.plan import certification_plan, iteration_plan
     from harness.variant_api import find_variant
 
     variant_spec = find_variant(variant)
@@ -122,7 +122,10 @@ def dry_run(variant: str, executor_or_seed: str, *, smoke_episodes: int | None, 
     plan = iteration_plan(seed_dir, executor, smoke_tier="smoke", performance_tier=performance_tier,
                           smoke_episodes=tiers.episodes_override(caps, "smoke"),
                           eval_episodes=tiers.episodes_override(caps, "eval"))
-    return dict(plan, variant=variant, executor=spec.name, seed_candidate=seed_candidate,
+    rerun_tier = (executor.profile or {}).get("rerun_tier") or performance_tier
+    certification = certification_plan(executor, rerun_tier=rerun_tier, rerun_cap=tiers.episodes_override(caps, "eval"),
+                                       holdout_tier=holdout_tier, measured=plan["measured"], workers=plan["workers"])
+    return dict(plan, variant=variant, executor=spec.name, seed_candidate=seed_candidate, certification=certification,
                 performance_tier=performance_tier, holdout_tier=holdout_tier,
                 distinct_episodes={t: {k: a[k] for k in ("episodes", "distinct", "by")} for t, a in audits.items()},
                 max_iterations=variant_spec.max_iterations if max_iterations is None else max_iterations)
