@@ -56,7 +56,7 @@ def race_staging(run: Run, staging: Path, config: RaceConfig, progress: bool = F
         shutil.rmtree(scratch)
         if not metrics.get("complete", True):
             incomplete = True
-            infra_failures = sum(1 for r in metrics.get("episodes") or () if r.get("infra_error"))
+            infra_failures = metrics.get("infra_failures", 0)
             break
         child = {str(r["episode_id"]): metric_value(r, metric) for r in metrics["episodes"]}
         race.add([scored[e] for e in batch], [child[e] for e in batch])

@@ -149,8 +149,7 @@ def run_tier(candidate: Path, out_dir: Path, *, kind: str, tier: str, episodes: 
                    cost_usd=model.get("cost_usd"), tokens=sum(tokens) if tokens else None,
                    wall_seconds=metrics.get("wall_seconds"), agent_errors=metrics.get("agent_errors"),
                    cached_episodes=metrics.get("cached"), episodes=metrics.get("n_episodes"),
-                   complete=bool(metrics.get("complete", True)),
-                   infra_failures=sum(1 for r in metrics.get("episodes") or () if r.get("infra_error")))
+                   complete=bool(metrics.get("complete", True)), infra_failures=metrics.get("infra_failures", 0))
     write_json_atomic(out_dir / VERDICT, verdict)
     return verdict
 
