@@ -42,9 +42,17 @@ def running(runs_dir: Path, run_id: str) -> dict | None:
     return record
 
 
+def episodes_logged(record: dict) -> dict[str, int]:
+    """Episode logs written so far in the build, per evaluation of iteration 0 (smoke, eval)."""
+    iteration0 = Path(record["folder"]) / "iterations" / "0"
+    return {kind: len(list((iteration0 / kind / "episodes").glob("*.jsonl"))) for kind in ("smoke", "eval")}
+
+
 def describe(record: dict) -> str:
+    logged = episodes_logged(record)
     return (f"run {record['run_id']!r} is being created by `architect init` (pid {record['pid']}, building in "
-            f"{record['folder']}, since {record['started']}): {record['doing']}")
+            f"{record['folder']}, since {record['started']}): {record['doing']}; episodes logged so far: "
+            f"smoke {logged['smoke']}, performance tier {logged['eval']}")
 
 
 class InitInProgress:

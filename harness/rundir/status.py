@@ -54,6 +54,7 @@ def _initializing(ref, runs_dir) -> dict | None:
     if record is None:
         return None
     text = init_progress.describe(record)
+    record = dict(record, episodes_logged=init_progress.episodes_logged(record))
     return {"run": str(by_id / ref), "run_id": ref, "initializing": record, "manifest": None, "state": None,
             "committed": [], "git_head": None, "staged": [], "consistent": True, "problems": [], "busy": text,
             "recovered": [], "stop_requested": False,

@@ -21,6 +21,10 @@ from pathlib import Path
 from harness.rundir.init_progress import InitInProgress
 runs = Path(sys.argv[1])
 with InitInProgress(runs, "busy", runs / ".init-busy-fake") as p:
+    logs = runs / ".init-busy-fake" / "iterations" / "0" / "eval" / "episodes"
+    logs.mkdir(parents=True)
+    for name in ("a", "b"):
+        (logs / f"{name}.jsonl").write_text("")
     p.say("iteration 0: performance tier (search)")
     print("held", flush=True)
     time.sleep(60)
@@ -41,6 +45,8 @@ def test_a_running_init_is_reported_and_a_second_init_refuses_at_once(tmp_path: 
         status = cli("status", "busy", "--runs-dir", str(runs))
         assert status["initializing"]["pid"] == holder.pid
         assert status["initializing"]["doing"] == "iteration 0: performance tier (search)"
+        assert status["initializing"]["episodes_logged"] == {"smoke": 0, "eval": 2}
+        assert "episodes logged so far: smoke 0, performance tier 2" in status["summary"]
         assert str(holder.pid) in status["busy"] and ".init-busy-fake" in status["busy"]
 
         log = cli("log", "busy", "--runs-dir", str(runs), ok=False)
