@@ -147,13 +147,14 @@ def write_experience(paths: RunPaths, parent: int, out: Path | None = None) -> d
 
 
 def _commit_if_stopped(paths: RunPaths, files: list[Path], parent: int) -> str | None:
-    """A stopped run commits the files at once (no next iteration will); the commit, or None."""
+    """An ended run commits the files at once (no next iteration will; an interrupted one is resumed and
+    commits them with its next iteration); the commit, or None."""
     from harness.rundir import gitops, state
     from harness.rundir.lock import run_lock
     from harness.rundir.stopping import END_TRAILER
 
     current = state.read(paths)
-    if current["status"] != "stopped":
+    if current["status"] != "stopped" or current["stop_reason"] == "interrupted":
         return None
     root = paths.root.resolve()
     inside = [f.resolve().relative_to(root).as_posix() for f in files if f.resolve().is_relative_to(root)]
