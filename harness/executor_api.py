@@ -112,6 +112,10 @@ class ExecutorSpec:
     # "module:attr"(EpisodeData) -> one {"svg": text} or {"png": bytes} (and a "caption") per tick: the state
     # pictures of the episode viewer (harness.report.viewer; EpisodeData is harness.report.episode_data's)
     renderer: str | None = None
+    # "module:attr"(record) -> {"kind", "group"?, "detail"?}: what kind of failure a failed episode's metrics
+    # record shows and the group it is counted under (harness.evaluation.failures). Default: the termination
+    # reason, grouped by level.
+    failure_kind: str | None = None
     provenance: str | None = None  # "module:attr"() -> dict: simulator backend, data checksums (recorded by init)
     # Modules slow to import that every worker needs before its first episode (the simulator's
     # runtime): the local pool's forkserver imports them once and each worker starts with them loaded.

@@ -40,6 +40,7 @@ EXECUTOR = ExecutorSpec(
           DataRequirement(name="mp3d-regions", module="executors.eqa.data_regions")),
     optional_dependencies=("MatterSim",),
     oracle="executors.eqa.oracle:oracle",
+    failure_kind="executors.eqa.failures:failure_kind",
     provenance="executors.eqa:provenance",
     worker_preload=("executors.mp3d.sim",),
     sandbox_modules=("executors.eqa.vocabulary",),

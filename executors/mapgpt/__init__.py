@@ -25,6 +25,7 @@ EXECUTOR = ExecutorSpec(
     data=(DataRequirement(name="r2r", module="executors.mp3d.data_r2r"),),
     optional_dependencies=("MatterSim",),
     oracle="executors.mapgpt.oracle:oracle",
+    failure_kind="executors.mp3d.failures:failure_kind",
     provenance="executors.mp3d.data_r2r:provenance",
     worker_preload=("executors.mp3d.sim",),
     episode_schema="episode_mapgpt",

@@ -26,6 +26,7 @@ EXECUTOR = ExecutorSpec(
     data=(DataRequirement(name="r2r", module="executors.mp3d.data_r2r"),),
     optional_dependencies=("MatterSim",),
     oracle="executors.smartway.oracle:oracle",
+    failure_kind="executors.mp3d.failures:failure_kind",
     provenance="executors.mp3d.data_r2r:provenance",
     worker_preload=("executors.mp3d.sim",),
     sandbox_modules=("executors.mp3d.instructions",),

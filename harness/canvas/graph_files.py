@@ -34,7 +34,7 @@ def validation_report(graph: dict, candidate_dir: Path, pinned_profile: str | No
                         "(set ARCHITECT_DEBUG=1 for the traceback)", exit_code=3) from None
     errors = sum(p.severity == "error" for p in problems)
     report = {"ok": True, "valid": errors == 0, "errors": errors, "warnings": len(problems) - errors,
-              "hash": graph_hash(graph), "problems": [p.to_dict() for p in problems]}
+              "graph_hash": graph_hash(graph), "problems": [p.to_dict() for p in problems]}
     return report, problems
 
 

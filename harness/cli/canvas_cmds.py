@@ -40,7 +40,7 @@ def _problem_rows(problems) -> str:
 def _summary_line(payload: dict, label: str) -> str:
     if payload["valid"]:
         extra = f", {payload['warnings']} warning(s)" if payload["warnings"] else ""
-        return f"{label}: valid{extra} (hash {payload['hash'][:12]})"
+        return f"{label}: valid{extra} (graph hash {payload['graph_hash'][:12]})"
     return f"{label}: {payload['errors']} error(s), {payload['warnings']} warning(s)"
 
 
@@ -62,7 +62,7 @@ def validate_cmd(graphs, candidate_dir, pinned_profile, as_json):
     mismatches, unconnected inputs, cycles, grants, reducers, budgets, model
     profile, privileged leaks, configs), each with its code, location (node,
     port, cell, JSON pointer) and a hint. With --json: one object with the
-    problems, counts and hash (several graphs: {ok, valid, graphs: [...]}).
+    problems, counts and graph_hash (several graphs: {ok, valid, graphs: [...]}).
     Exit 0 = valid (warnings allowed), 1 = problems found, 2 = unreadable or
     malformed file (the worst over all graphs given).
     """

@@ -21,7 +21,7 @@ import click
 from harness.errors import UserError
 
 __all__ = ["JSON_OPTION", "RUNS_DIR_OPTION", "RUN_ARGUMENT", "STAGING_ARGUMENT", "UserError", "emit", "fail",
-           "handled", "lines_of", "progress_say"]
+           "handled", "lines_of", "progress_say", "rounded"]
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout.")
 RUNS_DIR_OPTION = click.option(
@@ -39,6 +39,18 @@ def emit(payload: dict[str, Any], as_json: bool, human: str | None = None) -> No
         click.echo(human)
     else:
         click.echo(json.dumps(payload, indent=2, default=str))
+
+
+def rounded(value: Any, digits: int = 6) -> Any:
+    """`value` with every float at `digits` significant digits (0.20000000000000004 -> 0.2), for
+    printed statistics; the files keep the raw values."""
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}")
+    if isinstance(value, dict):
+        return {k: rounded(v, digits) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [rounded(v, digits) for v in value]
+    return value
 
 
 def lines_of(payload: dict[str, Any]) -> str:

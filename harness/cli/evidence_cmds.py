@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from harness.cli.conventions import JSON_OPTION, RUNS_DIR_OPTION, emit, handled
+from harness.cli.conventions import JSON_OPTION, RUNS_DIR_OPTION, emit, handled, rounded
 
 CONFIDENCE_OPTION = click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
                                  help="Confidence of the paired tests and intervals.")
@@ -42,7 +42,7 @@ def episodes_cmd(run, iteration, vs, confidence, runs_dir, as_json):
     from harness.rundir.layout import resolve_run
 
     view = episodes_view(resolve_run(run, runs_dir), iteration, vs, confidence)
-    emit(view, as_json, view["text"])
+    emit(rounded(view), as_json, view["text"])
 
 
 @click.command("episode")
@@ -108,8 +108,8 @@ def certify_cmd(run, reruns, holdout_episodes, episodes, fresh_seeds, runs_dir, 
     with open_run(run, runs_dir) as opened:
         record = certify(opened, reruns=reruns, holdout_episodes=holdout_episodes,
                          episodes="fresh" if fresh_seeds else episodes,
-                         progress=not as_json)
-    emit(record, as_json, render(record))
+                         progress=True)
+    emit(rounded(record), as_json, render(record))
 
 
 def register(main: click.Group) -> None:

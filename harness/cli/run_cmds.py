@@ -122,7 +122,7 @@ def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episode
     paths = init_run(variant, executor, runs_dir=_runs_dir(runs_dir), run_id=run_id,
                      max_iterations=max_iterations, **run_tiers,
                      max_skips=DEFAULT_MAX_SKIPS if max_skips is None else max_skips,
-                     smoke_episodes=smoke_episodes, eval_episodes=eval_episodes, seed=seed, say=show.say,
+                     smoke_episodes=smoke_episodes, eval_episodes=eval_episodes, seed=seed, say=show.say, progress=True,
                      evaluation=evaluation_setting(backend, ray_address),
                      spend_caps={"max_cost_usd": max_cost_usd, "max_tokens": max_tokens}, fitness=_fitness_rule())
     emit({"ok": True, "run": str(paths.root), "run_id": paths.run_id}, as_json, human=str(paths.root))
@@ -251,7 +251,8 @@ def commit_cmd(run, staging, description, runs_dir, as_json):
 
     with open_run_staging(run, staging, runs_dir) as (opened, folder):
         row = commit(opened, folder, description)
-    emit(dict(row, ok=True), as_json, human=f"committed iteration {row['iteration']}: {row['path']}")
+    emit(dict(row, ok=True), as_json, human=f"committed iteration {row['iteration']}: {row['path']}"
+         + (f"\nwarning: {row['warning']}" if row["warning"] else ""))
 
 
 @click.command("discard")

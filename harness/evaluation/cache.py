@@ -22,6 +22,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from harness.errors import UserError
 from harness.fileio import read_json, write_bytes_atomic, write_json_atomic
 from harness.evaluation.records import jsonable
 
@@ -143,6 +144,21 @@ class ResultCache:
                      "record": jsonable(record)}
             write_json_atomic(rec_path, entry, indent=None)
         return True
+
+
+def measured_seconds(candidate_hash: str, tier: str, root: Path | None = None) -> list[float]:
+    """Wall seconds of every episode the cache holds for this candidate on this tier (measured when it
+    ran, on whatever load the machine had then; any code version)."""
+    folder = (Path(root) if root else default_cache_dir()) / candidate_hash[:2] / candidate_hash / _SAFE.sub("_", tier)
+    seconds = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+        try:
+            value = (read_json(path, "cache entry").get("record") or {}).get("wall_seconds")
+        except (OSError, ValueError, AttributeError, UserError):
+            continue
+        if isinstance(value, (int, float)) and value >= 0:
+            seconds.append(float(value))
+    return seconds
 
 
 def _spec(episode: dict) -> dict:

@@ -1,7 +1,13 @@
 """What went wrong in one evaluation, from its metrics and episode logs: each
-failed episode with its termination reason and first failing firing, grouped
-by level, and a summary (termination reasons × level, the most frequent last
-agent firing before a failure) that `architect episodes` reports as a finding.
+failed episode with its termination reason, its kind of failure and first
+failing firing, grouped by level, and a summary (kinds and termination reasons
+× level, the most frequent last agent firing before a failure) that
+`architect episodes` reports as a finding.
+
+An episode's *kind* and *group* are the executor's reading of its metrics
+record (`ExecutorSpec.failure_kind`: navigation tells stopping early from
+overshooting, EQA a wrong answer from none, by question type); without one,
+the kind is the termination reason and the group the level.
 
 An episode's *first failing firing* is the first firing that raised; in an
 episode where nothing raised it is the simulator step that ended the episode
@@ -57,15 +63,43 @@ def trace_points(firings: list[dict], termination: str) -> tuple[dict | None, di
     return first, (_firing(agent[-1], "last agent firing") if agent else None)
 
 
+def _reader(executor: str | None):
+    """The executor's `failure_kind` hook (ExecutorSpec), or None."""
+    from harness.executor_api import find_executor
+    from harness.plugins import load_ref
+
+    try:
+        ref = find_executor(executor).failure_kind if executor else None
+    except UserError:
+        return None
+    return load_ref(ref) if ref else None
+
+
+def reading(record: dict, hook) -> dict:
+    """{group, kind, detail} of one episode record: the executor's reading where it gives one, else
+    its level and termination reason; an episode ended by an error keeps the reason as its kind."""
+    default = {"group": episode_group(record), "kind": reason(record), "detail": None}
+    if hook is None:
+        return default
+    own = dict(hook(record) or {})
+    if record.get("infra_error") or record.get("error"):
+        own.pop("kind", None)
+        own.pop("detail", None)
+    return dict(default, **{k: v for k, v in own.items() if k in default and v is not None})
+
+
 def failed_episodes(metrics: dict, eval_dir: Path) -> list[dict]:
-    """Every failed episode of an evaluation, in tier order, with its reason and trace points."""
+    """Every failed episode of an evaluation, in tier order, with its reason, kind and trace points."""
     from harness.evaluation.trace import read_log
 
+    hook = _reader(metrics.get("executor"))
     out = []
     for record in metrics.get("episodes") or []:
         if record.get("success"):
             continue
-        entry = {"episode_id": str(record["episode_id"]), "level": episode_group(record), "reason": reason(record),
+        read = reading(record, hook)
+        entry = {"episode_id": str(record["episode_id"]), "level": read["group"], "reason": reason(record),
+                 "kind": read["kind"], "detail": read["detail"],
                  "steps": record.get("steps"), "error": last_line(record.get("infra_error") or record.get("error")),
                  "first_failing_firing": None, "last_agent_firing": None}
         if record.get("log"):
@@ -83,20 +117,24 @@ def failed_episodes(metrics: dict, eval_dir: Path) -> list[dict]:
 def summary(metrics: dict, failed: list[dict]) -> dict:
     """Termination reasons × level over the failed episodes, and the most frequent last
     agent firing (node and type) before a failure."""
-    totals = Counter(episode_group(r) for r in metrics.get("episodes") or [])
+    hook = _reader(metrics.get("executor"))
+    totals = Counter(reading(r, hook)["group"] for r in metrics.get("episodes") or [])
     by_level: dict[str, dict] = {}
     for entry in failed:
         level = by_level.setdefault(entry["level"], {"episodes": totals[entry["level"]], "failed": 0,
-                                                     "reasons": Counter()})
+                                                     "reasons": Counter(), "kinds": Counter()})
         level["failed"] += 1
         level["reasons"][entry["reason"]] += 1
+        level["kinds"][entry["kind"]] += 1
     last = Counter((e["last_agent_firing"]["node"], e["last_agent_firing"]["type"])
                    for e in failed if e["last_agent_firing"])
     common = last.most_common(1)
     return {
         "episodes": sum(totals.values()), "failed": len(failed),
         "reasons": dict(Counter(e["reason"] for e in failed).most_common()),
-        "by_level": {name: dict(v, reasons=dict(v["reasons"].most_common())) for name, v in sorted(by_level.items())},
+        "kinds": dict(Counter(e["kind"] for e in failed).most_common()),
+        "by_level": {name: dict(v, reasons=dict(v["reasons"].most_common()), kinds=dict(v["kinds"].most_common()))
+                     for name, v in sorted(by_level.items())},
         "last_agent_firing": ({"node": common[0][0][0], "type": common[0][0][1], "failures": common[0][1]}
                               if common else None),
     }
@@ -104,7 +142,7 @@ def summary(metrics: dict, failed: list[dict]) -> dict:
 
 def finding(summary_: dict) -> dict:
     """The summary as a finding of `architect episodes` (kind `failures`)."""
-    per_level = "; ".join(f"{name} {v['failed']}/{v['episodes']} (" + ", ".join(f"{r} {n}" for r, n in v["reasons"].items())
+    per_level = "; ".join(f"{name} {v['failed']}/{v['episodes']} (" + ", ".join(f"{r} {n}" for r, n in v["kinds"].items())
                           + ")" for name, v in summary_["by_level"].items())
     last = summary_["last_agent_firing"]
     common = (f"; most frequent last agent firing before a failure: {last['node']} ({last['type']}) in "
@@ -122,6 +160,7 @@ def render(failed: list[dict]) -> str:
             first = e["first_failing_firing"]
             where = (f"; first failing firing: tick {first['tick']} {first['node']} ({first['type']}): {first['why']}"
                      if first else "")
-            lines.append(f"  {e['episode_id']}: {e['reason']}, {e['steps']} steps{where}"
+            kind = f"{e['kind']} ({e['detail']}), " if e["detail"] else (f"{e['kind']}, " if e["kind"] != e["reason"] else "")
+            lines.append(f"  {e['episode_id']}: {kind}{e['reason']}, {e['steps']} steps{where}"
                          + (f"; error: {e['error']}" if e["error"] and not first else ""))
     return "\n".join(lines) or "no failed episodes"

@@ -6,7 +6,8 @@ The one place where "is the child better than its parent?" is decided:
   on the discordant pairs (episodes one candidate solved and the other did not);
 - any metric: a paired percentile bootstrap CI of the mean difference (B − A);
 - a verdict, `better`, `worse` or `indistinguishable`, at a stated confidence
-  (binary metrics: McNemar p < 1 − confidence; other metrics: the CI excludes 0);
+  (binary metrics: McNemar p < 1 − confidence; other metrics: the CI excludes 0, neither bound
+  printing as ±0.000);
   none (`None`) for a metric whose better direction nobody declared.
 
 Small API, plain data (`PairedComparison.to_dict()`), no run-directory
@@ -24,6 +25,7 @@ import numpy as np
 CONFIDENCE = 0.95
 RESAMPLES = 10_000
 VERDICTS = ("better", "worse", "indistinguishable")
+SHOWN_ZERO = 0.0005  # the smallest CI bound `text` prints as non-zero ({:+.3f})
 # Rows of resampled indices drawn at once: bounds memory at ~chunk × n integers.
 _CHUNK = 10_000
 # Up to this many distinct values the resample counts are drawn per distinct
@@ -144,7 +146,8 @@ def compare(a: Sequence[float], b: Sequence[float], *, metric: str = "success",
     else:
         gained = lost = None
         p = None
-        decided = low > 0 or high < 0
+        # a bound that shows as ±0.000 touches 0: no verdict on a difference the printed CI cannot separate from none
+        decided = (low > 0 or high < 0) and min(abs(low), abs(high)) >= SHOWN_ZERO
         test = "paired bootstrap CI of the mean difference"
     if higher_is_better is None:
         verdict = None

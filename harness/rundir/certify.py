@@ -138,7 +138,18 @@ def _holdout(run: Run, tier: str, best: int, episodes: int | None, progress: boo
             "baseline": runs["baseline"]["primary"]["mean"], "best": runs["best"]["primary"]["mean"],
             "delta": primary["delta"], "ci": [primary["ci_low"], primary["ci_high"]],
             "gained": len(paired["episodes"]["gained"]), "lost": len(paired["episodes"]["lost"]),
-            "p_value": primary["p_value"], "test": primary["test"], "verdict": paired["verdict"]}
+            "p_value": primary["p_value"], "test": primary["test"], "verdict": paired["verdict"],
+            "size": _holdout_size(run, tier, paired["shared"], episodes)}
+
+
+def _holdout_size(run: Run, tier: str, shared: int, limit: int | None) -> str:
+    """Why the holdout has `shared` episodes: the profile's tier (its description) and the cap given."""
+    from harness.executor_api import load_executor
+
+    spec = ((load_executor(run.manifest["executor"]).profile or {}).get("tiers") or {}).get(tier) or {}
+    what = " ".join(str(spec.get("description") or "").split()) or "as the executor's profile defines it"
+    cap = f"; the first {limit} of them (--holdout-episodes {limit})" if limit is not None else ""
+    return f"{shared} episodes: tier {tier!r} of {run.manifest['executor']}, {what}{cap}"
 
 
 def certify(run: Run, *, reruns: int = 3, holdout_episodes: int | None = None, episodes: str = "auto",
@@ -198,6 +209,8 @@ def render(record: dict) -> str:
         f"holdout ({h['tier']}, {h['episodes']} episodes): {h['baseline']:.3f} → {h['best']:.3f} "
         f"(Δ {h['delta']:+.3f}, +{h['gained']}/−{h['lost']}, p={h['p_value']}): {h['verdict']}",
     ]
+    if h.get("size"):
+        lines.append(f"holdout size: {h['size']}")
     if record.get("note"):
         lines.append(record["note"])
     return "\n".join(lines)

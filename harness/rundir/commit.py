@@ -110,6 +110,18 @@ def vs_parent(run: Run, parent: int, staging: Path) -> dict | None:
     return {k: summary[k] for k in ("verdict", "test", "shared", "delta", "p_value", "gained", "lost")}
 
 
+def behaviour_vs_parent(run: Run, parent: int, staging: Path) -> dict | None:
+    """Whether the staged evaluation acted exactly as its parent's (harness.evaluation.behaviour)."""
+    from harness.evaluation.behaviour import same_behaviour
+    from harness.rundir.records import read_iteration_metrics, read_metrics
+
+    parent_metrics = read_iteration_metrics(run.paths, parent)
+    child_metrics = read_metrics(staging / "eval" / "metrics.json")
+    if parent_metrics is None or child_metrics is None:
+        return None
+    return same_behaviour(parent_metrics, run.paths.iteration(parent) / "eval", child_metrics, staging / "eval")
+
+
 def commit(run: Run, staging: Path, description: str | None = None, extra: dict | None = None) -> dict:
     """`extra`: more ledger fields (optional ones of ledger_row.schema.json, e.g. `shaper`)."""
     blockers = readiness(run, staging)
@@ -121,6 +133,12 @@ def commit(run: Run, staging: Path, description: str | None = None, extra: dict 
     description = lines[0].strip() if lines else ""
     if not description or description == proposal.PLACEHOLDER:
         raise UserError("a one-line --description is required (or set `description` in proposal.md)")
+    from harness.evaluation.behaviour import note
+
+    same = behaviour_vs_parent(run, meta["parent"], staging)
+    warning = note(same, meta["parent"]) if same else ""
+    if warning:
+        description = f"{description} [{warning}]"
     iteration = run.state()["next_iteration"]
     parent_dir = run.paths.iteration(meta["parent"]) / "candidate"
     proposal.write(staging / "proposal.md", dict(front, description=description, parent=meta["parent"]), body)
@@ -142,7 +160,8 @@ def commit(run: Run, staging: Path, description: str | None = None, extra: dict 
     sha = gitops.commit_iteration(run.root, iteration, f"iteration {iteration}: {description}", ["."])
     journal.end(run.paths)
     _attempt_ended(run)
-    return dict(row, commit=sha, path=str(run.paths.iteration(iteration)))
+    return dict(row, commit=sha, path=str(run.paths.iteration(iteration)), identical_to_parent=same,
+                warning=warning or None)
 
 
 def _attempt_ended(run: Run) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from harness.errors import UserError
 from harness.rundir import gitops, goal, ledger, proposal, state, tiers
 from harness.fileio import write_json_atomic, write_text_atomic
+from harness.rundir.init_progress import InitInProgress
 from harness.rundir.layout import GITIGNORE, RUN_ID_PATTERN, RunPaths
 from harness.rundir.records import now_iso, write_record
 
@@ -59,29 +60,40 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
     runs_dir = Path(runs_dir)
     run_id = run_id or new_run_id(variant, seed_candidate, runs_dir)
     target = runs_dir / run_id
-    if target.exists():
-        raise UserError(f"{target} already exists: choose another --run-id (or resume it with `architect loop --resume`)")
+    _refuse_existing(target)
     executor = executor.with_tiers(run_tiers)
     performance_tier, default_holdout = tiers.search_tiers(executor, performance_tier)
     holdout_tier = holdout_tier or default_holdout
-    for tier, audit in tiers.refuse_duplicates(executor, (performance_tier, holdout_tier)).items():
-        say(f"tier {tier}: {audit['distinct']} distinct episodes (by {audit['by']})")
     profile = dict(executor.profile, performance_tier=performance_tier, holdout_tier=holdout_tier)
     runs_dir.mkdir(parents=True, exist_ok=True)
-    _remove_abandoned_builds(runs_dir, run_id)
     build = runs_dir / f".init-{run_id}-{os.getpid()}"
-    try:
-        _build(RunPaths(build), variant, executor_name, seed_candidate, seed_dir, profile, run_id, max_iterations, max_skips,
-               smoke_episodes, eval_episodes, seed, progress, say, spec, spend_caps or {}, fitness,
-               backend=evaluation, run_tiers=run_tiers)
+    with InitInProgress(runs_dir, run_id, build) as in_progress:
+        _refuse_existing(target)  # another init may have finished between the first check and the lock
+        _remove_abandoned_builds(runs_dir, run_id)
+
+        def tell(text: str) -> None:
+            in_progress.say(text)
+            say(text)
+
+        for tier, audit in tiers.refuse_duplicates(executor, (performance_tier, holdout_tier)).items():
+            tell(f"tier {tier}: {audit['distinct']} distinct episodes (by {audit['by']})")
         try:
-            build.rename(target)
-        except OSError:
-            raise UserError(f"{target} was created by another process while this init ran") from None
-    except BaseException:
-        shutil.rmtree(build, ignore_errors=True)
-        raise
+            _build(RunPaths(build), variant, executor_name, seed_candidate, seed_dir, profile, run_id, max_iterations,
+                   max_skips, smoke_episodes, eval_episodes, seed, progress, tell, spec, spend_caps or {}, fitness,
+                   backend=evaluation, run_tiers=run_tiers)
+            try:
+                build.rename(target)
+            except OSError:
+                raise UserError(f"{target} was created by another process while this init ran") from None
+        except BaseException:
+            shutil.rmtree(build, ignore_errors=True)
+            raise
     return RunPaths(target.resolve())
+
+
+def _refuse_existing(target: Path) -> None:
+    if target.exists():
+        raise UserError(f"{target} already exists: choose another --run-id (or resume it with `architect loop --resume`)")
 
 
 def resolve_seed_candidate(executor_or_seed: str):
@@ -105,7 +117,7 @@ def dry_run(variant: str, executor_or_seed: str, *, smoke_episodes: int | None, 
             tier: str | None = None, max_iterations: int | None = None, run_tiers: dict | None = None,
             holdout_tier: str | None = None) -> dict:
     """What `init` (iteration 0) and each later iteration will run, before anything runs."""
-    from harness.rundir.plan import iteration_plan
+    from harness.rundir.plan import certification_plan, iteration_plan
     from harness.variant_api import find_variant
 
     variant_spec = find_variant(variant)
@@ -118,7 +130,10 @@ def dry_run(variant: str, executor_or_seed: str, *, smoke_episodes: int | None, 
     plan = iteration_plan(seed_dir, executor, smoke_tier="smoke", performance_tier=performance_tier,
                           smoke_episodes=tiers.episodes_override(caps, "smoke"),
                           eval_episodes=tiers.episodes_override(caps, "eval"))
-    return dict(plan, variant=variant, executor=spec.name, seed_candidate=seed_candidate,
+    rerun_tier = (executor.profile or {}).get("rerun_tier") or performance_tier
+    certification = certification_plan(executor, rerun_tier=rerun_tier, rerun_cap=tiers.episodes_override(caps, "eval"),
+                                       holdout_tier=holdout_tier, measured=plan["measured"], workers=plan["workers"])
+    return dict(plan, variant=variant, executor=spec.name, seed_candidate=seed_candidate, certification=certification,
                 performance_tier=performance_tier, holdout_tier=holdout_tier,
                 distinct_episodes={t: {k: a[k] for k in ("episodes", "distinct", "by")} for t, a in audits.items()},
                 max_iterations=variant_spec.max_iterations if max_iterations is None else max_iterations)

@@ -53,6 +53,12 @@ def commit_pending(root: Path, subject: str, trailer: tuple[str, int]) -> str | 
     return commit(root, subject, trailer, ["."])
 
 
+def uncommitted(root: Path) -> list[str]:
+    """Paths git reports as changed or untracked in the run (ignored files excluded)."""
+    return [line[3:] for line in git(root, "status", "--porcelain", "--untracked-files=all").splitlines()
+            if line.strip()]
+
+
 def commit_iteration(root: Path, iteration: int, subject: str, paths: list[str]) -> str:
     return commit(root, subject, (TRAILER, iteration), paths)
 

@@ -94,12 +94,21 @@ def resolve_run(ref: str | os.PathLike, runs_dir: str | os.PathLike | None = Non
         if RUN_ID_PATTERN.match(str(ref)) and (by_id / str(ref) / "manifest.json").is_file():
             candidate = by_id / str(ref)
         else:
+            _refuse_initializing(by_id, str(ref))
             raise UserError(
                 f"no run at {ref!r}: expected a run folder holding manifest.json or a run id under {by_id}/ "
                 f"(the runs folder: --runs-dir, else $ARCHITECT_RUNS_DIR, else ./runs); create it with "
                 f"`architect init VARIANT EXECUTOR --run-id {ref}`, or list the runs with `ls {by_id}`"
             )
     return RunPaths(candidate.resolve())
+
+
+def _refuse_initializing(runs_dir: Path, run_id: str) -> None:
+    from harness.rundir import init_progress
+
+    if RUN_ID_PATTERN.match(run_id) and (record := init_progress.running(runs_dir, run_id)) is not None:
+        raise UserError(init_progress.describe(record) + "; it is not a run until iteration 0 is committed: "
+                        f"wait (`architect status {run_id}` shows what it is doing), do not init it again")
 
 
 def resolve_staging(paths: RunPaths, staging: str | os.PathLike) -> Path:

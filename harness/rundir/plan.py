@@ -5,7 +5,9 @@ The dry-run figures are upper bounds: every episode may use its graph's
 `model_calls` and `tokens` and all the wall time the runtime allows it
 (harness.canvas.budgets); the cost prices those tokens with the pinned
 inference profile (output price, the higher one). Episodes served from the
-result cache cost nothing."""
+result cache cost nothing. Where the result cache holds episodes this
+candidate ran before, their median wall time gives a realistic estimate beside
+the bound (`measured`), labelled as such."""
 
 from __future__ import annotations
 
@@ -64,7 +66,9 @@ def iteration_plan(graph_dir: Path, executor, *, smoke_tier: str, performance_ti
     tokens = int(budgets.get("tokens") or 0)
     price = _price_per_token(graph, graph_dir)
     workers = max(1, int(workers or os.cpu_count() or 1))
+    measured = measured_time(graph_dir, (performance_tier, smoke_tier), n, workers)
     return {
+        "measured": measured,
         "tiers": tiers,
         "episodes": n,
         "model_calls_max": calls * n,
@@ -77,6 +81,45 @@ def iteration_plan(graph_dir: Path, executor, *, smoke_tier: str, performance_ti
         "workers": workers,
         "note": "upper bounds from the graph's budgets (every episode may use all of them); cached episodes cost nothing",
     }
+
+
+def measured_time(candidate_dir: Path, tiers: tuple[str, ...], episodes: int, workers: int) -> dict | None:
+    """The estimate from this candidate's cached episode times (the first of `tiers` the cache
+    holds), or None when the cache holds none."""
+    import statistics
+
+    from harness.evaluation.cache import measured_seconds
+    from harness.rundir.tiers import content_hash
+
+    digest = content_hash(candidate_dir)
+    for tier in tiers:
+        seconds = measured_seconds(digest, tier)
+        if seconds:
+            per_episode = statistics.median(seconds)
+            return {"seconds_per_episode": round(per_episode, 3), "from_episodes": len(seconds), "tier": tier,
+                    "wall_seconds_estimate": round(per_episode * episodes / workers, 1),
+                    "note": f"estimate: the median wall time of {len(seconds)} cached episodes of this candidate "
+                            f"on tier {tier} (measured when they ran, under that load), times the episodes, "
+                            "over the workers"}
+    return None
+
+
+def certification_plan(executor, *, rerun_tier: str, rerun_cap: int | None, holdout_tier: str | None,
+                       measured: dict | None, workers: int, reruns: int = 3) -> dict:
+    """Episodes `certify` runs by default: iteration 0 and the best, `reruns` times on the rerun tier
+    (the performance tier's episode cap applies), then both on the whole sealed holdout; with a
+    measured episode time, the estimate it gives."""
+    rerun = len(executor.episodes(rerun_tier))
+    rerun = min(rerun, rerun_cap) if rerun_cap else rerun
+    holdout = len(executor.episodes(holdout_tier)) if holdout_tier else 0
+    episodes = 2 * reruns * rerun + 2 * holdout
+    plan = {"reruns": reruns, "rerun_tier": rerun_tier, "rerun_episodes": rerun, "holdout_tier": holdout_tier,
+            "holdout_episodes": holdout, "episodes": episodes,
+            "note": "a deterministic agent's reruns may draw fresh episodes of the same count; "
+                    "--reruns and --holdout-episodes make it smaller"}
+    if measured:
+        plan["wall_seconds_estimate"] = round(measured["seconds_per_episode"] * episodes / max(1, workers), 1)
+    return plan
 
 
 def _price_per_token(graph: dict, graph_dir: Path) -> float | None:
@@ -105,4 +148,10 @@ def render(plan: dict) -> str:
     return (f"{run}one iteration: {tiers}\n"
             f"model calls: at most {plan['model_calls_max']}; tokens: at most {plan['tokens_max']}; "
             f"cost: at most {cost} ({plan['cost_note']})\n"
-            f"time: at most {plan['wall_seconds_max']} s on {plan['workers']} worker(s)\n({plan['note']})")
+            f"time: at most {plan['wall_seconds_max']} s on {plan['workers']} worker(s)\n({plan['note']})"
+            + (f"\ntime, measured: about {plan['measured']['wall_seconds_estimate']} s ({plan['measured']['note']})"
+               if plan.get("measured") else "")
+            + (f"\ncertification: {c['episodes']} episodes ({c['reruns']} reruns x 2 of {c['rerun_episodes']} on "
+               f"{c['rerun_tier']}, 2 x {c['holdout_episodes']} on the holdout {c['holdout_tier']}"
+               + (f"; about {c['wall_seconds_estimate']} s by the measured time" if "wall_seconds_estimate" in c else "")
+               + f"; {c['note']})" if (c := plan.get("certification")) else ""))

@@ -48,7 +48,7 @@ def race_staging(run: Run, staging: Path, config: RaceConfig, progress: bool = F
     race = Race(config)
     order = race_order(sorted(scored), config.seed)
     done: list[str] = []
-    incomplete = False
+    incomplete, infra_failures = False, 0
     for start in range(0, len(order), config.batch):
         batch = order[start:start + config.batch]
         scratch = out / "batch"
@@ -57,6 +57,7 @@ def race_staging(run: Run, staging: Path, config: RaceConfig, progress: bool = F
         shutil.rmtree(scratch)
         if not metrics.get("complete", True):
             incomplete = True
+            infra_failures = metrics.get("infra_failures", 0)
             break
         child = {str(r["episode_id"]): metric_value(r, metric) for r in metrics["episodes"]}
         race.add([scored[e] for e in batch], [child[e] for e in batch])
@@ -73,6 +74,7 @@ def race_staging(run: Run, staging: Path, config: RaceConfig, progress: bool = F
     write_json_atomic(out / RACE_FILE, result)
     verdict = {"passed": not reasons, "reasons": reasons, "candidate_hash": digest, "tier": tier,
                "primary": tiers.summary(metrics), "cost_usd": (metrics.get("model") or {}).get("cost_usd"),
-               "wall_seconds": metrics.get("wall_seconds"), "race": result}
+               "wall_seconds": metrics.get("wall_seconds"), "complete": not incomplete,
+               "infra_failures": infra_failures, "race": result}
     write_json_atomic(out / tiers.VERDICT, verdict)
     return verdict

@@ -3,18 +3,24 @@ and the iterations/ folders agree."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from harness.errors import UserError
 from harness.roots import describe, describe_text
 from harness.rundir import gitops, goal, ledger, state, stopping
 from harness.rundir.consistency import consistency
 from harness.rundir.layout import RunPaths, resolve_run
 from harness.rundir.lock import RunBusy, run_lock
+from harness.rundir.permissions import rules_for, text as permissions_text
 from harness.rundir.records import read_record
 
 
 def run_status(ref, runs_dir=None) -> dict:
     from harness.rundir.recover import recover
 
+    initializing = _initializing(ref, runs_dir)
+    if initializing is not None:
+        return initializing
     paths = resolve_run(ref, runs_dir)
     broken = gitops.repository_problem(paths.root)
     if broken is not None:
@@ -28,9 +34,31 @@ def run_status(ref, runs_dir=None) -> dict:
     except RunBusy as exc:
         busy = exc.message
         report = _report(paths)  # read-only view while another process works
-    report.update(busy=busy, recovered=recovered, roots=describe())
+    report.update(busy=busy, recovered=recovered, roots=describe(), permissions=rules_for(paths.root.parent))
+    if report["permissions"]:
+        report["summary"] += "\n" + permissions_text(report["permissions"])
     report["summary"] += "\nfolders:\n" + describe_text()
     return report
+
+
+def _initializing(ref, runs_dir) -> dict | None:
+    """The report of a run whose `init` is still building it (no run folder yet)."""
+    from harness.rundir import init_progress
+    from harness.rundir.layout import RUN_ID_PATTERN, default_runs_dir
+
+    ref = str(ref)
+    by_id = Path(runs_dir) if runs_dir is not None else default_runs_dir()
+    if not RUN_ID_PATTERN.match(ref) or (by_id / ref / "manifest.json").is_file():
+        return None
+    record = init_progress.running(by_id, ref)
+    if record is None:
+        return None
+    text = init_progress.describe(record)
+    record = dict(record, episodes_logged=init_progress.episodes_logged(record))
+    return {"run": str(by_id / ref), "run_id": ref, "initializing": record, "manifest": None, "state": None,
+            "committed": [], "git_head": None, "staged": [], "consistent": True, "problems": [], "busy": text,
+            "recovered": [], "stop_requested": False,
+            "summary": f"{text}\n(last update {record['updated']}; the run exists once iteration 0 is committed)"}
 
 
 def _broken_report(paths: RunPaths, problem: str) -> dict:
@@ -47,11 +75,27 @@ def _broken_report(paths: RunPaths, problem: str) -> dict:
             "summary": "\n".join(lines)}
 
 
+# Rewritten outside commits by design: the derived state (recovery marks a dead loop), the operator's steering.
+_LEFT_BY_DESIGN = ("state.json", "goal.md")
+
+
+def _left_uncommitted(paths: RunPaths, st: dict) -> list[str]:
+    """What an ended run leaves uncommitted (while a run goes on, memory and understanding.md are
+    committed with the next iteration; an ended one has none; an interrupted one is resumed)."""
+    if st["status"] != "stopped" or st["stop_reason"] == "interrupted":
+        return []
+    left = [p for p in gitops.uncommitted(paths.root) if p not in _LEFT_BY_DESIGN]
+    if not left:
+        return []
+    return [f"uncommitted after the run stopped: {', '.join(left[:5])}" + (" ..." if len(left) > 5 else "")
+            + f"; commit them with `architect end {paths.run_id} --reason \"...\"`"]
+
+
 def _report(paths: RunPaths) -> dict:
     manifest = read_record("manifest", paths.manifest)
     st = state.read(paths)
     rows = ledger.read_rows(paths.ledger)
-    problems = consistency(paths)
+    problems = consistency(paths) + _left_uncommitted(paths, st)
     committed = [r["iteration"] for r in ledger.committed(rows)]
     staged = sorted(p.name for p in paths.staging.iterdir() if not p.name.startswith(".")) if paths.staging.exists() else []
     share = ledger.axis_share(rows)

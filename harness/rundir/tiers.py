@@ -127,7 +127,8 @@ def run_tier(candidate: Path, out_dir: Path, *, kind: str, tier: str, episodes: 
                            use_cache=use_cache, progress=progress, backend=evaluation.get("backend"),
                            ray_address=evaluation.get("ray_address"), tiers=tiers)
     except UserError as exc:
-        verdict = {"passed": False, "reasons": [exc.message], "candidate_hash": digest, "tier": tier}
+        verdict = {"passed": False, "reasons": [exc.message], "candidate_hash": digest, "tier": tier,
+                   "complete": False, "infra_failures": None}
         write_json_atomic(out_dir / VERDICT, verdict)
         return verdict
     if not (out_dir / "metrics.json").exists():
@@ -148,7 +149,8 @@ def run_tier(candidate: Path, out_dir: Path, *, kind: str, tier: str, episodes: 
     verdict = dict(verdict, candidate_hash=digest, tier=tier, primary=summary(metrics),
                    cost_usd=model.get("cost_usd"), tokens=sum(tokens) if tokens else None,
                    wall_seconds=metrics.get("wall_seconds"), agent_errors=metrics.get("agent_errors"),
-                   cached_episodes=metrics.get("cached"), episodes=metrics.get("n_episodes"))
+                   cached_episodes=metrics.get("cached"), episodes=metrics.get("n_episodes"),
+                   complete=bool(metrics.get("complete", True)), infra_failures=metrics.get("infra_failures", 0))
     write_json_atomic(out_dir / VERDICT, verdict)
     return verdict
 

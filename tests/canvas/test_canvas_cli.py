@@ -30,7 +30,7 @@ def test_validate_valid_graph():
     code, out = cli("validate", GRAPHS / "valid_minimal.json")
     assert code == 0 and "valid" in out
     code, data = cli_json("validate", GRAPHS / "valid_state_composite.json")
-    assert code == 0 and data["ok"] and data["valid"] and data["problems"] == [] and len(data["hash"]) == 64
+    assert code == 0 and data["ok"] and data["valid"] and data["problems"] == [] and len(data["graph_hash"]) == 64
 
 
 def test_validate_faulty_graph_lists_problems():
@@ -66,6 +66,8 @@ def test_patch_writes_valid_result(tmp_path):
     assert code == 0 and data["applied"] and data["written"] and data["valid"]
     result = json.loads(out.read_text())
     assert "gate" in result["nodes"]
+    # named for what it hashes: the graph alone, as `architect hash` (not `--candidate`) prints it
+    assert "hash" not in data and data["graph_hash"] == cli("hash", out)[1].strip()
 
 
 def test_patch_failing_midway_writes_nothing(tmp_path):

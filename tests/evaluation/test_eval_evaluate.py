@@ -12,6 +12,7 @@ from eval_candidates import make_candidate
 import executors
 from harness.errors import UserError
 from harness.evaluation import evaluate, smoke_gate
+from harness.rundir.tiers import run_tier
 from harness.schemas import validate_instance
 
 TIMING_KEYS = {"wall_seconds"}
@@ -124,6 +125,9 @@ def test_dying_worker_is_replaced_and_episode_marked_infra(eval_env, tmp_path, m
     assert dead["infra_error"] and "exit code 13" in dead["infra_error"] and dead["attempts"] == 2
     assert [r["infra_error"] for r in m["episodes"][0:1] + m["episodes"][2:]] == [None, None, None]
     assert m["complete"] is False
+    # what `architect evaluate --json` prints says so (evaluator.md reruns an incomplete evaluation)
+    verdict = run_tier(cand, tmp_path / "tier", kind="eval", tier="smoke", episodes=4, use_cache=False)
+    assert verdict["complete"] is False and verdict["infra_failures"] == 1 and not verdict["passed"]
 
 
 def test_second_identical_run_is_served_from_the_cache(eval_env, tmp_path):

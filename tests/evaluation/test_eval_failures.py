@@ -52,7 +52,8 @@ def test_failed_episodes_and_their_summary(tmp_path):
     summary = F.summary(metrics, failed)
     assert summary["episodes"] == 5 and summary["failed"] == 4
     assert summary["by_level"]["L1"] == {"episodes": 3, "failed": 2,
-                                         "reasons": {"sim_done (failure)": 1, "node_error": 1}}
+                                         "reasons": {"sim_done (failure)": 1, "node_error": 1},
+                                         "kinds": {"sim_done (failure)": 1, "node_error": 1}}
     assert summary["by_level"]["L2"]["reasons"] == {"max_steps": 1, "infra_error": 1}
     assert summary["last_agent_firing"] == {"node": "act", "type": "toy.Act", "failures": 2}
     finding = F.finding(summary)
@@ -67,3 +68,53 @@ def test_no_failures():
     summary = F.summary(metrics, F.failed_episodes(metrics, None))
     assert summary["failed"] == 0 and summary["last_agent_firing"] is None and summary["by_level"] == {}
     assert F.render([]) == "no failed episodes"
+
+
+def _nav(eid: str, success: bool, *, stopped: bool, oracle: float, nav_error: float, length: float,
+         termination: str = "sim_done", **extra) -> dict:
+    return _record(eid, None, success, termination, None, **extra, metrics={
+        "stopped": stopped, "ended": "stopped" if stopped else "not_stopped", "oracle_success": oracle,
+        "oracle_error": 1.5 if oracle else 6.0, "nav_error": nav_error, "trajectory_length": length,
+        "reference_length": 10.0})
+
+
+def test_navigation_failures_tell_stopping_early_from_overshooting():
+    metrics = {"executor": "smartway", "episodes": [
+        _nav("ok", True, stopped=True, oracle=1.0, nav_error=1.0, length=10.0),
+        _nav("early", False, stopped=True, oracle=0.0, nav_error=8.0, length=2.0),
+        _nav("past", False, stopped=True, oracle=0.0, nav_error=7.0, length=14.0),
+        _nav("never", False, stopped=False, oracle=0.0, nav_error=5.0, length=12.0, termination="max_steps"),
+        _nav("passed", False, stopped=True, oracle=1.0, nav_error=4.0, length=11.0),
+        _nav("broke", False, stopped=False, oracle=0.0, nav_error=5.0, length=1.0, termination="node_error",
+             error="node 'choose' raised\nKeyError: 'x'"),
+    ]}
+    failed = {f["episode_id"]: f for f in F.failed_episodes(metrics, None)}
+    assert {k: f["kind"] for k, f in failed.items()} == {
+        "early": "stopped_early", "past": "stopped_past_goal", "never": "never_stopped",
+        "passed": "passed_goal_stopped_elsewhere", "broke": "node_error"}
+    assert "2.0 m of the reference path's 10.0 m" in failed["early"]["detail"]
+    assert "came within 1.5 m of the goal, stopped 4.0 m" in failed["passed"]["detail"]
+    summary = F.summary(metrics, list(failed.values()))
+    assert summary["kinds"]["stopped_early"] == 1 and summary["by_level"]["all"]["episodes"] == 6
+    assert "stopped_early 1" in F.finding(summary)["message"]
+    assert "early: stopped_early (travelled 2.0 m" in F.render(list(failed.values()))
+    mapgpt = dict(metrics, executor="mapgpt")
+    assert [f["kind"] for f in F.failed_episodes(mapgpt, None)] == [failed[k]["kind"] for k in failed]
+
+
+def _eqa(eid: str, qtype: str, success: bool, answer: str | None) -> dict:
+    return _record(eid, None, success, "max_steps", None, metrics={
+        "type": qtype, "answered": answer is not None, "answer": answer, "truth": "B", "invalid_answers": 0})
+
+
+def test_eqa_failures_are_wrong_or_missing_answers_by_question_type():
+    metrics = {"executor": "eqa", "episodes": [
+        _eqa("q1", "count", True, "B"), _eqa("q2", "count", False, "C"), _eqa("q3", "room", False, None),
+        _eqa("q4", "room", True, "B")]}
+    failed = F.failed_episodes(metrics, None)
+    assert [(f["episode_id"], f["level"], f["kind"]) for f in failed] == [
+        ("q2", "count", "wrong_answer"), ("q3", "room", "unanswered")]
+    assert failed[0]["detail"] == "answered C, truth B"
+    summary = F.summary(metrics, failed)
+    assert summary["by_level"]["count"]["episodes"] == 2 and summary["kinds"] == {"wrong_answer": 1, "unanswered": 1}
+    assert "max_steps" not in F.finding(summary)["message"]

@@ -29,6 +29,14 @@ def test_verdicts_distinguish_real_differences_from_near_ties():
     assert not steps.binary and steps.verdict == "worse" and steps.ci_low > 0
 
 
+def test_no_verdict_on_a_secondary_change_whose_printed_ci_touches_zero():
+    parent = [0.5] * 100
+    tiny = compare(parent, [0.5 - 0.0003] * 95 + [0.5] * 5, metric="ndtw")  # Δ ≈ -0.0003, CI all below 0
+    assert tiny.ci_high < 0 and tiny.verdict == "indistinguishable" and "-0.000" in tiny.text()
+    clear = compare(parent, [0.49] * 100, metric="ndtw")
+    assert clear.verdict == "worse"
+
+
 def test_paired_bootstrap_ci_covers_the_mean_difference():
     rng = np.random.default_rng(1)
     diff = rng.normal(0.3, 1.0, size=200)

@@ -45,6 +45,21 @@ def test_tier_chosen_at_init_is_the_runs_performance_tier_and_picks_its_holdout(
     assert refused["_exit_code"] != 0 and "searches tier 'search-hard'" in refused["error"]
     certified = cli("certify", "hard", "--reruns", "1", "--holdout-episodes", "1", "--runs-dir", runs)
     assert certified["holdout"]["tier"] == "holdout-hard"
+    assert certified["holdout"]["size"].startswith("1 episodes: tier 'holdout-hard' of babyai, ")
+    assert certified["holdout"]["size"].endswith("the first 1 of them (--holdout-episodes 1)")
+    printed = list(_floats(certified))
+    assert printed and all(float(f"{x:.6g}") == x for x in printed)  # statistics printed at 6 significant digits
+
+
+def _floats(value):
+    if isinstance(value, float):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _floats(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _floats(v)
 
 
 def test_tier_must_be_an_open_tier_of_the_executor(tmp_path):

@@ -26,6 +26,7 @@ def test_race_then_episodes_and_episode_views_agree_with_the_records(run_dir: Pa
     raced = cli("evaluate", str(run_dir), str(staging), "--race", "--batch", "3", "--margin", "0.5")
     race = json.loads((staging / "eval" / "race.json").read_text())
     assert raced["passed"] and raced["race"] == race and race["parent"] == 0
+    assert raced["complete"] is True and raced["infra_failures"] == 0
     assert race["verdict"] in ("better", "worse", "indistinguishable") and 1 <= race["episodes"] <= 3
     assert "P(better or worse) ≤ 0.05" in race["error_rates"]
     metrics = json.loads((staging / "eval" / "metrics.json").read_text())
@@ -35,7 +36,8 @@ def test_race_then_episodes_and_episode_views_agree_with_the_records(run_dir: Pa
     before = cli("episodes", str(run_dir), str(staging))
     assert before["b"] == f"staging {staging.name}" and before["shared"] == race["episodes"]
 
-    assert cli("evaluate", str(run_dir), str(staging))["passed"]  # the full evaluation, for the commit
+    evaluated = cli("evaluate", str(run_dir), str(staging))  # the full evaluation, for the commit
+    assert evaluated["passed"] and evaluated["complete"] is True and evaluated["infra_failures"] == 0
     cli("commit", str(run_dir), str(staging), "--description", "left hand")
     view = cli("episodes", str(run_dir), "1")
     parent = {r["episode_id"]: r["success"] for r in json.loads(

@@ -10,7 +10,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from rundir_kit import cli, git
+import pytest
+from rundir_kit import SMALL, cli, git
 
 from harness.rundir import state
 from harness.rundir.layout import RunPaths
@@ -67,6 +68,27 @@ def test_dry_run_prints_one_iteration_without_running(tmp_path):
     assert list(tmp_path.iterdir()) == []  # nothing was created
     loop = cli("loop", "random", "babyai", "--dry-run", "--runs-dir", str(tmp_path))
     assert loop["model_calls_max"] == 0 and loop["cost_usd_max"] == 0.0
+
+
+def test_dry_run_estimates_time_from_the_cached_episode_times_and_counts_certification(tmp_path, monkeypatch):
+    import statistics
+
+    monkeypatch.setenv("ARCHITECT_CACHE_DIR", str(tmp_path / "cache"))
+    runs = str(tmp_path / "runs")
+    before = cli("init", "random", "babyai", "--dry-run", *SMALL, "--runs-dir", runs)
+    assert before["measured"] is None  # nothing measured yet: only the upper bound
+    certification = before["certification"]
+    assert certification["rerun_episodes"] == 3 and certification["holdout_tier"] == "holdout"
+    assert certification["episodes"] == 2 * 3 * 3 + 2 * certification["holdout_episodes"]
+    made = cli("init", "random", "babyai", "--run-id", "m", *SMALL, "--runs-dir", runs)
+    metrics = json.loads((Path(made["run"]) / "iterations/0/eval/metrics.json").read_text())
+    after = cli("init", "random", "babyai", "--dry-run", *SMALL, "--runs-dir", runs)
+    measured = after["measured"]
+    assert measured["tier"] == "search" and measured["from_episodes"] == 3
+    assert measured["seconds_per_episode"] == pytest.approx(
+        statistics.median(r["wall_seconds"] for r in metrics["episodes"]), abs=1e-3)
+    assert measured["wall_seconds_estimate"] < after["wall_seconds_max"] and "estimate" in measured["note"]
+    assert "wall_seconds_estimate" in after["certification"]
 
 
 def test_manifest_records_provenance_and_iteration_zero_has_fitness(base_run: Path):

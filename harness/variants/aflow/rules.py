@@ -137,12 +137,34 @@ def write_experience(paths: RunPaths, parent: int, out: Path | None = None) -> d
     write_text_atomic(target, render_experience(table, parent))
     entry = table.get(str(parent), {"success": {}, "failure": {}})
     return {
+        "committed": _commit_if_stopped(paths, [paths.memory / "experience.json", target], parent),
         "parent": parent,
         "accepted": len(entry["success"]),
         "rejected": len(entry["failure"]),
         "experience_json": str(paths.memory / "experience.json"),
         "rendered": str(target),
     }
+
+
+def _commit_if_stopped(paths: RunPaths, files: list[Path], parent: int) -> str | None:
+    """An ended run commits the files at once (no next iteration will; an interrupted one is resumed and
+    commits them with its next iteration); the commit, or None."""
+    from harness.rundir import gitops, state
+    from harness.rundir.lock import run_lock
+    from harness.rundir.stopping import END_TRAILER
+
+    current = state.read(paths)
+    if current["status"] != "stopped" or current["stop_reason"] == "interrupted":
+        return None
+    root = paths.root.resolve()
+    inside = [f.resolve().relative_to(root).as_posix() for f in files if f.resolve().is_relative_to(root)]
+    with run_lock(paths.lock):
+        changed = set(gitops.uncommitted(root))
+        inside = [f for f in inside if f in changed]
+        if not inside:
+            return None
+        return gitops.commit(root, f"aflow experience of parent {parent} (after the run stopped)",
+                             (END_TRAILER, current["attempts"]), inside)
 
 
 # --------------------------------------------------------------------------- duplicates

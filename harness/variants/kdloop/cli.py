@@ -190,7 +190,9 @@ def kdloop_pick(run, specs_file, stagings, as_json):
     (`vs_runner_up`; `near_tie` when indistinguishable). Appends one
     experience.jsonl row per evaluated slot (failed slots enter no memory);
     prints `best` (commit it) and `discard` (discard those: an evaluated
-    losing slot is archived under slots/, not counted as a skip).
+    losing slot is archived under slots/, not counted as a skip), and a
+    `warning` when the best acted exactly as the parent on every shared episode
+    (`best_identical_to_parent`).
     """
     from harness.rundir.layout import resolve_run, resolve_staging
     from harness.variants.kdloop import memory as kdloop

@@ -308,6 +308,7 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
     near-tie, reported as one). Evaluated slots are appended to
     experience.jsonl, the best as `picked` until its commit succeeds
     (`settle_outcomes`); failed ones enter no memory."""
+    from harness.evaluation.behaviour import note
     from harness.evaluation.compare import verdict_summary
 
     doc = load_specs(specs_path)
@@ -326,6 +327,12 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
                         "vs_parent": vs_parent})
     evaluated = sorted((r for r in results if r["score"] is not None), key=_slot_rank)
     best = evaluated[0] if evaluated else None
+    same = None
+    if best is not None and parent_metrics is not None:
+        from harness.evaluation.behaviour import same_behaviour
+
+        same = same_behaviour(parent_metrics, paths.iteration(parent) / "eval", _metrics(Path(best["staging"])),
+                              Path(best["staging"]) / "eval")
     vs_runner_up = None
     if len(evaluated) > 1:
         vs_runner_up = dict(verdict_summary(_metrics(Path(evaluated[1]["staging"])), _metrics(Path(best["staging"]))),
@@ -362,6 +369,8 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
         "best_vs_parent": best["vs_parent"] if best else None,
         "vs_runner_up": vs_runner_up,
         "near_tie": bool(vs_runner_up and vs_runner_up["verdict"] == "indistinguishable"),
+        "best_identical_to_parent": same,
+        "warning": (note(same, parent) or None) if same else None,
         "discard": [r["staging"] for r in results if r is not best],
         "slots": [{k: r[k] for k in ("staging", "slot", "score", "outcome", "reason", "vs_parent")}
                   | {"spec_id": r["spec"]["id"]} for r in results],

@@ -1,0 +1,33 @@
+"""What kind of failure a navigation episode is, from its R2R metrics (the
+`failure_kind` hook of mapgpt and smartway, see harness.evaluation.failures).
+
+Of a failed episode: `never_stopped` when it ended without the agent's stop;
+`passed_goal_stopped_elsewhere` when its path came within the success radius
+of the goal (oracle success) but it stopped outside it; otherwise
+`stopped_early` when it travelled less than the reference path's length, and
+`stopped_past_goal` when it travelled at least that far without coming within
+the radius."""
+
+from __future__ import annotations
+
+from executors.mp3d.metrics import ERROR_MARGIN
+
+
+def failure_kind(record: dict) -> dict:
+    m = record.get("metrics") or {}
+    if not all(isinstance(m.get(k), (int, float)) for k in ("nav_error", "trajectory_length", "reference_length")):
+        return {}
+    where = f"stopped {m['nav_error']:.1f} m from the goal"
+    travelled = f"travelled {m['trajectory_length']:.1f} m of the reference path's {m['reference_length']:.1f} m"
+    if not m.get("stopped"):
+        return {"kind": "never_stopped",
+                "detail": f"ended without a stop ({m.get('ended') or record.get('termination')}), "
+                          f"{m['nav_error']:.1f} m from the goal"}
+    if m.get("oracle_success"):
+        closest = f"came within {m['oracle_error']:.1f} m" if isinstance(m.get("oracle_error"), (int, float)) else \
+            f"came within {ERROR_MARGIN:g} m"
+        return {"kind": "passed_goal_stopped_elsewhere", "detail": f"{closest} of the goal, {where}"}
+    if m["trajectory_length"] < m["reference_length"]:
+        return {"kind": "stopped_early", "detail": f"{travelled}, {where}"}
+    return {"kind": "stopped_past_goal",
+            "detail": f"{travelled}, never within {ERROR_MARGIN:g} m of the goal, {where}"}
