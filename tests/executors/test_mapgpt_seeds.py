@@ -8,10 +8,10 @@ import os
 import subprocess
 
 import pytest
-from mapgpt_testkit import (CASSETTE, CASSETTE_NOTE, EXPECTED, FIXTURE, SCRIPTED_MODEL, SEEDS, full_data_dir,
-                            needs_full_data, scripted_mapgpt_planner)
+from mapgpt_testkit import CASSETTE, CASSETTE_NOTE, EXPECTED, FIXTURE, SEEDS, full_data_dir, needs_full_data
 
 from executors import load_executor
+from executors.mapgpt.stand_ins import PLANNER_MODEL as SCRIPTED_MODEL, scripted_mapgpt_planner
 from harness.evaluation import evaluate
 from harness.models.loopback import LoopbackServer
 from harness.schemas import validate_instance
