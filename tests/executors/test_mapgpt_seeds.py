@@ -112,7 +112,7 @@ def test_tiers_are_the_seeded_draw_and_the_holdout_is_sealed():
     drawn = draw(Dataset(full_data_dir()))
     for tier in ("smoke", "search", "holdout"):
         assert [{k: e[k] for k in ("split", "instr_id")} for e in ex.episodes(tier)] == drawn[tier]
-    assert len(ex.episodes("search")) == 100 and ex.sealed == {"holdout"}
+    assert len(ex.episodes("search")) == 100 and ex.sealed == {"holdout", "shaper_test_c1", "shaper_test_c2"}
     ds = Dataset(full_data_dir())
     scans = {ds.episode(e["split"], e["instr_id"])["scan"] for e in ex.episodes("search")}
     pool = {i["scan"] for i in ds.split("train").values()} | {i["scan"] for i in ds.split("val_unseen").values()}
