@@ -34,9 +34,15 @@ IMAGE_ARRAYS = "outputs/images/"
 JUDGE_IMAGE_SIZE = 128  # frames are halved until no larger: the judge compares, it does not read details
 
 
+WHOLE_SPLIT = "all"
+
+
 def category(episode_id: str) -> str:
-    """The category an episode counts under in regression reports (BabyAI: its level)."""
-    return str(episode_id).split(":", 1)[0]
+    """The category an episode counts under in regression reports: its first key (BabyAI: its
+    level, LIBERO: its suite); an id of one key alone (mapgpt's instr_id) names no category, so
+    the whole split is one."""
+    head, sep, _ = str(episode_id).partition(":")
+    return head if sep else WHOLE_SPLIT
 
 
 def _observation_text(value) -> str | None:
