@@ -73,11 +73,13 @@ def draw_shaper(ds: D.Dataset, tiers: dict) -> dict:
     rng = np.random.default_rng(SHAPER_SEED)
     used = {path_of(e["instr_id"]) for tier in tiers.values() for e in tier}
     train_paths = sorted({path_of(i) for i in ds.split("train")} - used, key=int)
-    picked = [train_paths[i] for i in rng.choice(len(train_paths), 15 + 24, replace=False)]
+    train, val = SHAPER_SIZES["shaper_train"], SHAPER_SIZES["shaper_val"]
+    picked = [train_paths[i] for i in rng.choice(len(train_paths), train + val, replace=False)]
     fit = [("train", f"{path}_{int(rng.integers(3))}") for path in picked]
-    out = {"shaper_train": fit[:15], "shaper_val": fit[15:]}
+    out = {"shaper_train": fit[:train], "shaper_val": fit[train:]}
     for name, split in (("shaper_test_c1", "val_seen"), ("shaper_test_c2", "val_unseen")):
-        pool = sorted((i for i in ds.split(split) if path_of(i) not in used), key=lambda i: tuple(map(int, i.split("_"))))
+        pool = sorted((i for i in ds.split(split) if path_of(i) not in used),
+                      key=lambda i: tuple(map(int, i.split("_"))))
         out[name] = [(split, pool[i]) for i in sorted(rng.choice(len(pool), SHAPER_SIZES[name], replace=False))]
     return {name: [{"split": s, "instr_id": i} for s, i in tier] for name, tier in out.items()}
 

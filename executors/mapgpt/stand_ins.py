@@ -39,4 +39,3 @@ def scripted_mapgpt_planner(api: str, system, messages: list, body: dict) -> str
     best = max(moves, key=score)
     return (f"Thought: Place {best[2]} matches the instruction best.\n"
             f"New Planning: Go to Place {best[2]} and keep following the instruction.\nAction: {best[0]}")
-

@@ -12,7 +12,8 @@ FIXTURE = PROJECT_ROOT / "tests" / "fixtures" / "mp3d"
 SEEDS = PROJECT_ROOT / "seeds"
 CASSETTE = PROJECT_ROOT / "tests" / "cassettes" / "mapgpt_smoke.jsonl"
 EXPECTED = PROJECT_ROOT / "tests" / "cassettes" / "mapgpt_smoke.expected.json"
-CASSETTE_NOTE = "scripted deterministic MapGPT planner (executors/mapgpt/stand_ins.py) on a loopback server; no real LLM"
+CASSETTE_NOTE = ("scripted deterministic MapGPT planner (executors/mapgpt/stand_ins.py) on a loopback server; "
+                 "no real LLM")
 
 
 def full_data_dir() -> Path | None:

@@ -105,7 +105,8 @@ def test_shaper_splits_are_the_seeded_draw_and_share_no_path_with_any_tier():
     assert splits["test"] == {"C1": "shaper_test_c1", "C2": "shaper_test_c2"} and splits["test_episodes"] == 50
     assert set(splits["unavailable"]) == {"C3", "C4"}
     drawn = draw_shaper(ds, draw(ds))
-    listed = {tier: [{k: e[k] for k in ("split", "instr_id")} for e in ex.episodes(tier)] for tier in ex.profile["tiers"]}
+    listed = {tier: [{k: e[k] for k in ("split", "instr_id")} for e in ex.episodes(tier)]
+              for tier in ex.profile["tiers"]}
     for tier, episodes in drawn.items():
         assert listed[tier] == episodes
     assert [len(listed[t]) for t in drawn] == [15, 24, 200, 200]

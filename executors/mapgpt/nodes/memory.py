@@ -105,7 +105,8 @@ class PlanningMemory(Node):
 @node_type(
     "mapgpt.RouteHistory",
     inputs={"map": "NavMap", "candidates": "List[Candidate]",
-            "choice": {"type": "Choice", "required": False, "doc": "the option taken last step (wire it with delay 1)"}},
+            "choice": {"type": "Choice", "required": False,
+                       "doc": "the option taken at the step before (wire it with delay 1)"}},
     outputs={"history": {"type": "List[Any]", "doc": "[{round, decision, outcome: {place, step}, observation: "
                                                      "{neighbours: [{place, description}]}}, ...]"}},
     config_schema={"type": "object", "additionalProperties": False, "properties": {

@@ -5,11 +5,12 @@ node firing). Per planner step: the observation before, the planner's output,
 the actions executed, the observation after and the reward; per episode the
 non-visual metadata: commands and their frequencies, action-chunk lengths,
 parse errors, runtime errors, steps. The planner is the graph's `llm.Chat`
-node, the observations and chunk outcomes come from its history node: the one
+node, the observations and chunk outcomes come from its history node, the one
 whose firings log `observation` and `outcome` unabridged every tick
-(`llm.RoundHistory`, or an executor's own such as `mapgpt.RouteHistory`). Where the planner gets images
-(an `image` input), each step also keeps the simulator's camera frames of the
-tick before and after it (from the log's `arrays`), as small PNGs for the judge.
+(`llm.RoundHistory`, or an executor's own such as `mapgpt.RouteHistory`).
+Where the planner gets images (an `image` input), each step also keeps the
+simulator's camera frames of the tick before and after it (from the log's
+`arrays`), as small PNGs for the judge.
 """
 
 from __future__ import annotations
@@ -32,9 +33,7 @@ SIMULATOR_ERROR = re.compile(r"node '[^']+' \([^)]*\.Simulator\) raised")
 INFRA_ERROR = re.compile(r"ModelCallError|CassetteMiss|infrastructure", re.IGNORECASE)
 IMAGE_ARRAYS = "outputs/images/"
 JUDGE_IMAGE_SIZE = 128  # frames are halved until no larger: the judge compares, it does not read details
-
-
-WHOLE_SPLIT = "all"
+WHOLE_SPLIT = "all"     # the category of episodes whose id has one key
 
 
 def category(episode_id: str) -> str:
