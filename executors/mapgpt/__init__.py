@@ -21,6 +21,7 @@ EXECUTOR = ExecutorSpec(
              "trajectory_steps": "lower"},
     primary_metric="success_rate",
     seeds=in_tree_seeds("mapgpt", "mapgpt-heuristic"),
+    stand_in_planner="executors.mapgpt.stand_ins:scripted_mapgpt_planner",
     renderer="executors.mp3d.render:render_r2r",
     data=(DataRequirement(name="r2r", module="executors.mp3d.data_r2r"),),
     optional_dependencies=("MatterSim",),

@@ -7,6 +7,12 @@ scan, drawn with a fixed seed, and all three of its instructions (72 x 3 =
 200 further val_unseen instructions from paths outside that set. The smoke
 tier is 5 instructions from the four small scans of the test fixture.
 
+SHAPER's splits (`draw_shaper`) use no path of those tiers and none twice:
+train (15) and validation (24) are one instruction each of further R2R train
+paths; the sealed test splits are 200 instructions each, C1 from val_seen
+(the training scans, new paths: the same distribution) and C2 from val_unseen
+(scans never seen in training).
+
     python -m executors.mapgpt.draw_tiers          # prints the tiers as YAML
 """
 
@@ -22,6 +28,8 @@ from executors.mp3d import data_r2r as D
 SEED = 2024
 SEARCH_SIZE = 100
 HOLDOUT_SIZE = 200
+SHAPER_SEED = 2025
+SHAPER_SIZES = {"shaper_train": 15, "shaper_val": 24, "shaper_test_c1": 200, "shaper_test_c2": 200}
 SMOKE = [("train", "gZ6f7yhEvPG"), ("train", "GdvgFV5R1Z5"), ("val_unseen", "pLe4wQe7qrG"),
          ("val_unseen", "8194nk5LbLH"), ("val_unseen", "pLe4wQe7qrG")]
 
@@ -56,5 +64,27 @@ def draw(ds: D.Dataset) -> dict:
             for name, tier in (("smoke", smoke), ("search", search), ("holdout", holdout))}
 
 
+def path_of(instr_id: str) -> str:
+    return instr_id.split("_")[0]
+
+
+def draw_shaper(ds: D.Dataset, tiers: dict) -> dict:
+    """SHAPER's train/validation/test tiers, sharing no R2R path with `tiers` (the drawn ones)."""
+    rng = np.random.default_rng(SHAPER_SEED)
+    used = {path_of(e["instr_id"]) for tier in tiers.values() for e in tier}
+    train_paths = sorted({path_of(i) for i in ds.split("train")} - used, key=int)
+    train, val = SHAPER_SIZES["shaper_train"], SHAPER_SIZES["shaper_val"]
+    picked = [train_paths[i] for i in rng.choice(len(train_paths), train + val, replace=False)]
+    fit = [("train", f"{path}_{int(rng.integers(3))}") for path in picked]
+    out = {"shaper_train": fit[:train], "shaper_val": fit[train:]}
+    for name, split in (("shaper_test_c1", "val_seen"), ("shaper_test_c2", "val_unseen")):
+        pool = sorted((i for i in ds.split(split) if path_of(i) not in used),
+                      key=lambda i: tuple(map(int, i.split("_"))))
+        out[name] = [(split, pool[i]) for i in sorted(rng.choice(len(pool), SHAPER_SIZES[name], replace=False))]
+    return {name: [{"split": s, "instr_id": i} for s, i in tier] for name, tier in out.items()}
+
+
 if __name__ == "__main__":
-    yaml.safe_dump(draw(D.dataset()), sys.stdout, default_flow_style=None, width=120)
+    dataset = D.dataset()
+    drawn = draw(dataset)
+    yaml.safe_dump({**drawn, **draw_shaper(dataset, drawn)}, sys.stdout, default_flow_style=None, width=120)

@@ -21,9 +21,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "executors"))
 
+from executors.mapgpt.stand_ins import PLANNER_MODEL as SCRIPTED_MODEL, scripted_mapgpt_planner  # noqa: E402
 from harness.models.loopback import LoopbackServer  # noqa: E402
-from mapgpt_testkit import (CASSETTE, CASSETTE_NOTE, EXPECTED, FIXTURE, SCRIPTED_MODEL, SEEDS,  # noqa: E402
-                            scripted_mapgpt_planner)
+from mapgpt_testkit import CASSETTE, CASSETTE_NOTE, EXPECTED, FIXTURE, SEEDS  # noqa: E402
 
 RESULT_KEYS = ("episode_id", "success", "steps", "termination", "model_calls", "input_tokens", "output_tokens")
 METRIC_KEYS = ("decisions", "stopped", "nav_error", "spl", "ndtw")

@@ -13,7 +13,8 @@ import pytest
 from mapgpt_testkit import FIXTURE, SEEDS  # noqa: F401
 from mapgpt_testkit import full_data_dir as full_r2r  # noqa: F401
 from mapgpt_testkit import needs_full_data as needs_full_r2r  # noqa: F401
-from mapgpt_testkit import _text
+
+from harness.models.loopback import text_of
 
 SCRIPTED_MODEL = "scripted-navigation-model"
 
@@ -39,7 +40,7 @@ def scripted_navigator(api: str, system, messages: list, body: dict) -> str:
     action 'go straight' and its longest word as landmark. progress: part min(moves, n),
     done from 3 moves. choose: the first waypoint not marked visited (A otherwise), stop
     when the progress line says done. fuse: always continue."""
-    prompt = _text(messages[-1]["content"])
+    prompt = text_of(messages[-1]["content"])
     task = prompt.splitlines()[0].removeprefix("Task: ").strip()
     if task == "decompose":
         instruction = re.search(r"^Instruction: (.*)$", prompt, re.M).group(1)
@@ -65,7 +66,7 @@ def scripted_vlm(api: str, system, messages: list, body: dict) -> str:
     """Answers ExploreEQA's two queries. answer: 0.7 on the first choice whose words occur in
     the view (the rest spread), confident 0.6 then, else uniform and 0.1. explore: the
     point whose line is longest gets 0.6, worth exploring 0.7."""
-    prompt = _text(messages[-1]["content"])
+    prompt = text_of(messages[-1]["content"])
     task = prompt.splitlines()[0].removeprefix("Task: ").strip()
     view = prompt.split("What you see now", 1)[1].lower() if "What you see now" in prompt else ""
     if task == "answer":

@@ -8,10 +8,10 @@ import os
 import subprocess
 
 import pytest
-from mapgpt_testkit import (CASSETTE, CASSETTE_NOTE, EXPECTED, FIXTURE, SCRIPTED_MODEL, SEEDS, full_data_dir,
-                            needs_full_data, scripted_mapgpt_planner)
+from mapgpt_testkit import CASSETTE, CASSETTE_NOTE, EXPECTED, FIXTURE, SEEDS, full_data_dir, needs_full_data
 
 from executors import load_executor
+from executors.mapgpt.stand_ins import PLANNER_MODEL as SCRIPTED_MODEL, scripted_mapgpt_planner
 from harness.evaluation import evaluate
 from harness.models.loopback import LoopbackServer
 from harness.schemas import validate_instance
@@ -112,7 +112,7 @@ def test_tiers_are_the_seeded_draw_and_the_holdout_is_sealed():
     drawn = draw(Dataset(full_data_dir()))
     for tier in ("smoke", "search", "holdout"):
         assert [{k: e[k] for k in ("split", "instr_id")} for e in ex.episodes(tier)] == drawn[tier]
-    assert len(ex.episodes("search")) == 100 and ex.sealed == {"holdout"}
+    assert len(ex.episodes("search")) == 100 and ex.sealed == {"holdout", "shaper_test_c1", "shaper_test_c2"}
     ds = Dataset(full_data_dir())
     scans = {ds.episode(e["split"], e["instr_id"])["scan"] for e in ex.episodes("search")}
     pool = {i["scan"] for i in ds.split("train").values()} | {i["scan"] for i in ds.split("val_unseen").values()}

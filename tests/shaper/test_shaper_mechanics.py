@@ -79,6 +79,13 @@ def test_a_category_regression_beyond_the_margin_refuses_selection():
     assert beams.select(ranked, reports) == ("seed", ["trade"])
 
 
+def test_ids_of_one_key_count_as_one_category_of_the_whole_split():
+    seed = {"1304_0": 1.0, "1118_0": 0.0}
+    swap = {"1304_0": 0.0, "1118_0": 1.0}  # each episode changes by 1, the split's mean not at all
+    report = beams.regression_report(swap, seed, margin=0.1)
+    assert [c["category"] for c in report["categories"]] == ["all"] and not report["refused"]
+
+
 def test_the_default_rule_is_the_studys_and_the_paired_rule_is_a_named_option():
     assert ShaperConfig().selection == "study" and build_config({"selection": "paired"}).selection == "paired"
     with pytest.raises(UserError, match="selection must be one of study, paired"):

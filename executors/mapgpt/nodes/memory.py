@@ -100,3 +100,46 @@ class PlanningMemory(Node):
         first = len(self.steps) - len(kept)
         history = ", ".join(f"step {first + i}: {text}" for i, text in enumerate(kept)) or NO_HISTORY
         return {"planning": self.plan, "history": history}
+
+
+@node_type(
+    "mapgpt.RouteHistory",
+    inputs={"map": "NavMap", "candidates": "List[Candidate]",
+            "choice": {"type": "Choice", "required": False,
+                       "doc": "the option taken at the step before (wire it with delay 1)"}},
+    outputs={"history": {"type": "List[Any]", "doc": "[{round, decision, outcome: {place, step}, observation: "
+                                                     "{neighbours: [{place, description}]}}, ...]"}},
+    config_schema={"type": "object", "additionalProperties": False, "properties": {
+        "max_rounds": {"type": "integer", "minimum": 1, "maximum": 50, "default": 30,
+                       "description": "oldest rounds are dropped beyond this"}}},
+    role="history",
+    doc="The route so far in place numbers, one round per step (the start included), as a context harness "
+        "reads it (schemas/context_history_mapgpt.schema.json).",
+)
+class RouteHistory(Node):
+    """One round per tick: round 1 is the start (decision null), each later round's decision
+    is the text of the option taken at the step before (e.g. 'turn left to Place 3', from the
+    `choice` input), its outcome the place the agent stands at now and the decisions made so
+    far ({place, step}), its observation the places reachable from here in candidate order
+    with each one's description as the map memory holds it now ('<caption> (objects: ...)').
+    Place numbers are the map memory's. Rounds are numbered 1, 2, ... and the oldest are
+    dropped beyond `max_rounds`. Each tick's outcome and observation are logged unabridged
+    (rollout recorders read them)."""
+
+    def reset(self, ctx):
+        self.rounds: list[dict] = []
+        self.count = 0
+
+    def step(self, inputs, ctx):
+        nav_map, choice = inputs["map"], inputs.get("choice")
+        number = nav_map["places"].index
+        outcome = {"place": number(nav_map["current"]), "step": self.count}
+        observation = {"neighbours": [{"place": number(c["viewpoint"]),
+                                       "description": nav_map["observations"].get(c["viewpoint"], "not described")}
+                                      for c in inputs["candidates"]]}
+        ctx.log(observation=observation, outcome=outcome)
+        self.count += 1
+        self.rounds.append({"round": self.count, "decision": choice["option"]["text"] if choice else None,
+                            "outcome": outcome, "observation": observation})
+        del self.rounds[:-self.config["max_rounds"]]
+        return {"history": list(self.rounds)}

@@ -66,6 +66,7 @@ def map_sections(nav_map: dict, candidates: list[dict]) -> tuple[str, str, str]:
     config_schema={"type": "object", "additionalProperties": False, "properties": {
         "stop_after": {"type": "integer", "minimum": 0, "maximum": 15, "default": 3,
                        "description": "the stop option is offered from this step on (steps count from 0)"},
+        "show_instruction": {"type": "boolean", "default": True, "description": "begin with the instruction line"},
         "show_map": {"type": "boolean", "default": True, "description": "include the trajectory and map sections"},
         "show_unvisited": {"type": "boolean", "default": True,
                            "description": "include places seen but not visited (with their descriptions)"},
@@ -84,7 +85,7 @@ class PromptBuilder(Node):
     forward' when its view heading equals the agent's heading exactly, 'turn around' when
     it differs by more than 90 degrees, else 'turn left'/'turn right', each followed by
     'to Place <n>' (the map's place number); letters A, B, ... in that order. The message
-    has the lines 'Instruction: ...'; with `show_history` 'History: ...'; with `show_map`
+    has the lines (with `show_instruction`) 'Instruction: ...'; with `show_history` 'History: ...'; with `show_map`
     the trajectory as place numbers, 'Map:' with one 'Place i is connected with Places ...'
     line per visited place, and with `show_unvisited` (only together with `show_map`)
     'Supplementary Info:' listing places seen but neither visited nor adjacent now, with
@@ -100,7 +101,7 @@ class PromptBuilder(Node):
         state, nav_map, candidates = inputs["state"], inputs["map"], inputs["candidates"]
         step = state["decisions"]
         options = build_options(candidates, nav_map, state["heading"], step >= cfg["stop_after"])
-        lines = [f"Instruction: {inputs['instruction']}"]
+        lines = [f"Instruction: {inputs['instruction']}"] if cfg["show_instruction"] else []
         if cfg["show_history"]:
             lines.append(f"History: {inputs.get('history') or NO_HISTORY}")
         if cfg["show_map"]:

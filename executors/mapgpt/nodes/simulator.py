@@ -102,7 +102,7 @@ class Simulator(SimulatorNode):
                 "decisions": self.decisions, "stopped": self.stopped,
                 "ended": "stopped" if self.stopped else ("max_actions" if self.decisions >= MAX_ACTIONS
                                                         else "cut_short"),
-                "instr_id": self.item["instr_id"], "scan": self.item["scan"],
+                "instr_id": self.item["instr_id"], "scan": self.item["scan"], "instruction": self.item["instruction"],
                 "trajectory": self.trajectory, **self.walker.provenance()}
 
     def close(self) -> None:

@@ -5,10 +5,12 @@ node firing). Per planner step: the observation before, the planner's output,
 the actions executed, the observation after and the reward; per episode the
 non-visual metadata: commands and their frequencies, action-chunk lengths,
 parse errors, runtime errors, steps. The planner is the graph's `llm.Chat`
-node, the observations and chunk outcomes come from its `llm.RoundHistory`
-node (which logs them unabridged every tick). Where the planner gets images
-(an `image` input), each step also keeps the simulator's camera frames of the
-tick before and after it (from the log's `arrays`), as small PNGs for the judge.
+node, the observations and chunk outcomes come from its history node, the one
+whose firings log `observation` and `outcome` unabridged every tick
+(`llm.RoundHistory`, or an executor's own such as `mapgpt.RouteHistory`).
+Where the planner gets images (an `image` input), each step also keeps the
+simulator's camera frames of the tick before and after it (from the log's
+`arrays`), as small PNGs for the judge.
 """
 
 from __future__ import annotations
@@ -24,17 +26,21 @@ from harness.fileio import read_json
 from harness.models.images import png_bytes
 
 PLANNER_TYPE = "llm.Chat"
-HISTORY_TYPE = "llm.RoundHistory"
+HISTORY_FIELDS = ("observation", "outcome")  # what a history node logs every tick
 COMMAND = re.compile(r"^\s*(go to|pick up|open|put)\b", re.IGNORECASE)
 SIMULATOR_ERROR = re.compile(r"node '[^']+' \([^)]*\.Simulator\) raised")
 INFRA_ERROR = re.compile(r"ModelCallError|CassetteMiss|infrastructure", re.IGNORECASE)
 IMAGE_PORT = "images"  # the simulator's camera frames, one array per camera
 JUDGE_IMAGE_SIZE = 128  # frames are halved until no larger: the judge compares, it does not read details
+WHOLE_SPLIT = "all"     # the category of episodes whose id has one key
 
 
 def category(episode_id: str) -> str:
-    """The category an episode counts under in regression reports (BabyAI: its level)."""
-    return str(episode_id).split(":", 1)[0]
+    """The category an episode counts under in regression reports: its first key (BabyAI: its
+    level, LIBERO: its suite); an id of one key alone (mapgpt's instr_id) names no category, so
+    the whole split is one."""
+    head, sep, _ = str(episode_id).partition(":")
+    return head if sep else WHOLE_SPLIT
 
 
 def _observation_text(value) -> str | None:
@@ -84,7 +90,8 @@ def episode_rollout(record: dict, log_path: Path | None) -> dict:
         tick = int(firing.get("tick") or 0)
         slot = by_tick.setdefault(tick, {})
         own = firing.get("self") or {}
-        if firing.get("type") == HISTORY_TYPE:
+        history = all(key in own for key in HISTORY_FIELDS)
+        if history:
             slot["observation"] = _observation_text(own.get("observation"))
             slot["outcome"] = own.get("outcome")
         elif str(firing.get("type")).endswith(".Simulator"):
@@ -101,7 +108,7 @@ def episode_rollout(record: dict, log_path: Path | None) -> dict:
                 parse_errors += 1
             else:
                 runtime_errors.append(str(firing["error"]).splitlines()[0][:300])
-        if (firing.get("outputs") or {}).get("actions") is not None and firing.get("type") != HISTORY_TYPE:
+        if (firing.get("outputs") or {}).get("actions") is not None and not history:
             slot["chunk"] = _actions(firing["outputs"]["actions"])
     steps = []
     ticks = sorted(t for t, slot in by_tick.items() if "planner" in slot)
