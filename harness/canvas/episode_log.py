@@ -27,7 +27,7 @@ Values that are not JSON data are written as tagged objects (see
 `log_value()` if it has one, else its dataclass fields, else its repr without
 memory addresses), `$float` (non-finite), `$set`, `$bytes`, `$dict` (keys
 that are not strings or numbers). Dict keys that are numbers are written as
-JSON strings. `harness.evaluation.trace.read_log` reads the lines back with
+JSON strings. `harness.canvas.log_reader.read_log` reads the lines back with
 every reference resolved; `EpisodeLog.records` gives the same.
 """
 
@@ -295,7 +295,7 @@ class EpisodeLog:
     def records(self) -> list[dict[str, Any]]:
         """The firing records so far, every value resolved (as `read_log` gives them)."""
         if self._resolved is None:
-            from harness.evaluation.trace import parse_lines
+            from harness.canvas.log_reader import parse_lines
 
             self._resolved = parse_lines(self.to_lines(), "episode log")[1]
         return self._resolved

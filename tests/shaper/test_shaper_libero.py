@@ -25,7 +25,8 @@ from harness.cli import main  # noqa: E402
 from harness.rundir.records import read_record  # noqa: E402
 from shaperkit import write_config  # noqa: E402
 
-pytestmark = pytest.mark.filterwarnings("ignore:connect\\(\\) must be used:DeprecationWarning")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.filterwarnings("ignore:connect\\(\\) must be used:DeprecationWarning")]
 STEPS = 10
 TINY = {"rounds": 1, "skill_rounds": 1, "beam_width": 1, "branching": 1, "minibatch": 1, "train_episodes": 1,
         "val_episodes": 1, "smoke_episodes": 1, "test_episodes": 1}
