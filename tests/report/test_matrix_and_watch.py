@@ -107,8 +107,8 @@ def test_watch_rewrites_the_page_while_a_loop_runs(report_run, tmp_path):
 
     runs = tmp_path / "runs"
     loop = subprocess.Popen([sys.executable, "-c", "from harness.cli import main; main()", "loop", "random",
-                             "babyai", "--iterations", "2", "--run-id", "live", "--runs-dir", str(runs),
-                             "--smoke-episodes", "1", "--eval-episodes", "1", "--no-certify", "--json"],
+                             "babyai", "--iterations", "6", "--run-id", "live", "--runs-dir", str(runs),
+                             "--smoke-episodes", "1", "--eval-episodes", "3", "--no-certify", "--json"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 120
@@ -124,7 +124,7 @@ def test_watch_rewrites_the_page_while_a_loop_runs(report_run, tmp_path):
     assert loop.returncode == 0
     assert result["writes"] == len(pages) >= 2
     assert 'http-equiv="refresh"' in pages[0] and 'http-equiv="refresh"' not in pages[-1]
-    assert pages[-1].count('class="iteration"') == 3
+    assert pages[-1].count('class="iteration"') == 7
 
 
 def test_bad_input_is_one_line_and_writes_nothing(report_run, tmp_path):
