@@ -16,6 +16,8 @@ from harness.canvas.episode_log import EpisodeLog
 from harness.canvas.runtime import GraphRunner
 from harness.embodied.openpi_format import quat_to_axis_angle
 
+pytestmark = pytest.mark.slow  # real LIBERO episodes on MuJoCo: minutes on 2 cores (python -m pytest -m slow)
+
 SOUP = episode("libero_object", 0, 0, max_steps=10)
 
 

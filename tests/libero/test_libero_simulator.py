@@ -11,6 +11,8 @@ from executors.libero import envs
 from harness.canvas.episode_log import EpisodeLog
 from harness.canvas.runtime import GraphRunner
 
+pytestmark = pytest.mark.slow  # real LIBERO episodes on MuJoCo: minutes on 2 cores (python -m pytest -m slow)
+
 
 def _graph(action: list[float], cameras: list[str] | None = None) -> dict:
     return {"schema_version": 1, "name": "constant-libero", "executor": "libero", "model_profile": None,

@@ -18,6 +18,8 @@ from harness.evaluation.runners import make_model_client
 from harness.evaluation.trace import array_of
 from loopback_kit import candidate_on_loopback
 
+pytestmark = pytest.mark.slow  # real LIBERO episodes on MuJoCo: minutes on 2 cores (python -m pytest -m slow)
+
 SOUP = episode("libero_object", 0, 0)  # pick up the alphabet soup and place it in the basket
 
 
