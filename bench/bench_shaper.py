@@ -119,7 +119,9 @@ def latency_floors(root: Path, delay: float) -> dict:
         r = entry["round"]
         chains = []
         for parent in entry["beam_before"]:
-            rollouts = json.loads((root / "memory" / "shaper" / "rollouts" / f"{parent}.json").read_text())
+            folder = root / "memory" / "shaper" / "rollouts"   # per round under the study's rule, else per candidate
+            kept = folder / f"r{r}-{parent}.json"
+            rollouts = json.loads((kept if kept.is_file() else folder / f"{parent}.json").read_text())
             train = max(e["meta"]["planner_steps"] for e in rollouts["episodes"])
             own = [p for p in beam["proposals"] if p["round"] == r and p["parent"] == parent]
             optimizer = max((1 + len(p["rejections"]) for p in own), default=1)
