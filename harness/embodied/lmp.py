@@ -21,6 +21,12 @@ from harness.sandbox.restricted import SIMPLE_CODE_NAMES, SIMPLE_CODE_NODES, Ite
 
 MAX_ITERATIONS = 2_000_000
 MAX_SECONDS = 5.0
+# The config keys of a node whose model writes the programs: its candidate prompt files.
+PROGRAM_PROMPT_CONFIG = {
+    "prompt": {"type": "string",
+               "description": "candidate file: the user message template ({{query}}, {{objects}}, {{kind}})"},
+    "system_prompt": {"type": "string", "description": "candidate file with the system prompt"},
+}
 _FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
 
 

@@ -28,7 +28,7 @@ from scipy.spatial.transform import Rotation
 from executors.libero.chain import Coroutine, MapFunction, ObjectView, Trace, detected, gripper_detected
 from harness.canvas.registry import Node, node_type
 from harness.embodied import voxels
-from harness.embodied.lmp import LMPError, model_program, run_program
+from harness.embodied.lmp import PROGRAM_PROMPT_CONFIG, LMPError, model_program, run_program
 from harness.models.prompts import read_candidate_file
 
 CALL_NAMES = {"composer": "composer", "parse_query_obj": "parse_query_obj", "affordance": "get_affordance_map",
@@ -264,11 +264,7 @@ def quat_multiply(a, b) -> np.ndarray:
 @node_type(
     "libero.LMP", inputs=_INPUTS, outputs=_OUTPUTS,
     config_schema={"type": "object", "required": ["kind", "prompt"], "additionalProperties": False,
-                   "properties": {**_CONFIG,
-                                  "prompt": {"type": "string", "description": "candidate file: the user message "
-                                                                              "template ({{query}}, {{objects}}, {{kind}})"},
-                                  "system_prompt": {"type": "string",
-                                                    "description": "candidate file with the system prompt"}}},
+                   "properties": {**_CONFIG, **PROGRAM_PROMPT_CONFIG}},
     role="planning", uses_model=True,
     doc="A language-model program of VoxPoser's chain on LIBERO: the pinned model writes Python for each query "
         "(one call per dispatch), run in a restricted sandbox exposing only this LMP's functions; sub-LMP calls "

@@ -24,7 +24,7 @@ import numpy as np
 
 from harness.canvas.registry import Node, node_type
 from harness.embodied import voxels
-from harness.embodied.lmp import LMPError, model_program, run_program
+from harness.embodied.lmp import PROGRAM_PROMPT_CONFIG, LMPError, model_program, run_program
 from harness.models.prompts import read_candidate_file
 
 # LMP kind -> the name its callers use for it
@@ -163,11 +163,7 @@ class _LMPNode(Node):
 @node_type(
     "manipulation.LMP", inputs=_LMP_INPUTS, outputs=_LMP_OUTPUTS,
     config_schema={"type": "object", "required": ["kind", "prompt"], "additionalProperties": False,
-                   "properties": {**_LMP_CONFIG,
-                                  "prompt": {"type": "string", "description": "candidate file: the user message "
-                                                                              "template ({{query}}, {{objects}}, {{kind}})"},
-                                  "system_prompt": {"type": "string",
-                                                    "description": "candidate file with the system prompt"}}},
+                   "properties": {**_LMP_CONFIG, **PROGRAM_PROMPT_CONFIG}},
     role="planning", uses_model=True,
     doc="A language-model program of the VoxPoser chain: the pinned model writes Python for each query, which "
         "runs in a restricted sandbox exposing only its sub-LMPs and numpy-like helpers; sub-LMP calls are "
