@@ -29,6 +29,8 @@ EXECUTOR = ExecutorSpec(
     package="executors.eqa",
     node_modules=("executors.eqa.node_types",),
     episode_keys=("question_id",),
+    episode_content="executors.eqa.tiers:episode_content",
+    fresh_episodes="executors.eqa.tiers:fresh_episodes",
     metrics={"accuracy": "higher", **{f"accuracy_{t}": "higher" for t in TYPES},
              "accuracy_without_room": "higher", "steps": "lower",
              "path_length": "lower", "stopped": "higher"},

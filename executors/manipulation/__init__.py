@@ -14,6 +14,7 @@ EXECUTOR = ExecutorSpec(
     package="executors.manipulation",
     node_modules=("executors.manipulation.node_types",),
     episode_keys=("level", "seed"),
+    episode_content="executors.manipulation.tiers:episode_content",
     metrics={"success_rate": "higher", "steps": "lower", "reward": "higher"},
     primary_metric="success_rate",
     seeds=in_tree_seeds("voxposer-scripted", "voxposer", "vla", "vla-llm"),

@@ -15,6 +15,7 @@ EXECUTOR = ExecutorSpec(
     package="executors.mapgpt",
     node_modules=("executors.mapgpt.node_types",),
     episode_keys=("instr_id",),
+    episode_content="executors.mp3d.tiers:episode_content",
     fresh_episodes="executors.mp3d.fresh:fresh_episodes",
     metrics={"success_rate": "higher", "spl": "higher", "ndtw": "higher", "sdtw": "higher",
              "oracle_success": "higher", "nav_error": "lower", "trajectory_length": "lower",
