@@ -109,9 +109,17 @@ def _episode_specs(ex, tier: str, limit: int | None, only: list[str] | None, res
     return specs
 
 
-def can_draw_fresh(ex, tier: str) -> bool:
-    """Whether `fresh_episodes` can draw fresh episodes for this tier."""
-    return ex.spec.fresh_episodes is not None or all("seed" in s for s in ex.episodes(tier))
+def fresh_unavailable(ex, tier: str, limit: int | None = None, draws: tuple[int, ...] = (1,)) -> str | None:
+    """Why `fresh_episodes` cannot draw fresh episodes for the first `limit` episodes of this
+    tier with each of `draws` (the executor's message: no seed, too few unused episodes, data
+    missing), or None when it can."""
+    specs = _tier_episodes(ex, tier, limit)
+    for draw in draws:
+        try:
+            fresh_episodes(ex, tier, specs, draw)
+        except UserError as exc:
+            return exc.message
+    return None
 
 
 def fresh_episodes(ex, tier: str, specs: list[dict], draw: int) -> list[dict]:

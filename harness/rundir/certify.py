@@ -7,8 +7,10 @@ The baseline (iteration 0) and the selected best are each re-evaluated
 with the paired test (the best on the search tier is biased upward: the
 winner's curse). Deterministic agents give identical reruns on the same
 episodes: by default (`episodes="auto"`) two reruns detect that, and the
-reported reruns then run on fresh episodes (R2R: unused instructions of the
-same split; seeded executors: shifted seeds), which the record says.
+reported reruns then run on fresh episodes (the executor's `fresh_episodes`,
+e.g. R2R: unused instructions of the same split; seeded executors: shifted
+seeds), which the record says; when the executor cannot draw them, the record's
+note says why.
 Stochastic tiers rerun under fresh noise seeds.
 
 The result, `certification.json` at the run's root, is committed. It holds
@@ -81,30 +83,42 @@ def _summary(iteration: int, draws: list[tuple[float, list]]) -> dict:
             "sd": statistics.stdev(means) if len(means) > 1 else 0.0}
 
 
-def _reruns(run: Run, best: int, reruns: int, mode: str, progress: bool) -> tuple[dict, dict, bool | None, str]:
-    """(baseline draws, best draws, deterministic, episodes used: "the tier's" | "fresh").
+def _no_fresh(run: Run, reruns: int) -> str | None:
+    """Why the rerun tier has no fresh episodes for `reruns` draws (None: it has)."""
+    from harness.evaluation.evaluator import fresh_unavailable
+    from harness.executor_api import load_executor
+
+    tier, episodes = run.tier("rerun")
+    ex = load_executor(run.manifest["executor"]).with_tiers(run.manifest.get("tiers"))
+    return fresh_unavailable(ex, tier, episodes, tuple(k * FRESH_SEED_STRIDE for k in range(1, reruns + 1)))
+
+
+def _reruns(run: Run, best: int, reruns: int, mode: str,
+            progress: bool) -> tuple[dict, dict, bool | None, str, str | None]:
+    """(baseline draws, best draws, deterministic, episodes used: "the tier's" | "fresh",
+    why no fresh episodes were drawn for deterministic agents or None).
 
     `auto`: two reruns on the tier's episodes first; when both agents repeat
     themselves exactly there (deterministic: more reruns would all be equal),
     every reported rerun runs on fresh episodes instead, if the executor can
     draw them. `tier` / `fresh`: always those episodes."""
-    from harness.evaluation.evaluator import can_draw_fresh
-    from harness.executor_api import load_executor
-
     iterations = (0,) if best == 0 else (0, best)
     fresh = mode == "fresh"
     draws = {it: [_draw(run, it, k, fresh, progress) for k in range(1, (reruns if fresh else max(2, reruns)) + 1)]
              for it in iterations}
     deterministic = None if fresh else all(d[0][1] == d[1][1] for d in draws.values())
-    if mode == "auto" and deterministic and can_draw_fresh(load_executor(run.manifest["executor"]),
-                                                           run.tier("rerun")[0]):
-        fresh = True
-        draws = {it: [_draw(run, it, k, True, progress) for k in range(1, reruns + 1)] for it in iterations}
+    no_fresh = None
+    if mode == "auto" and deterministic:
+        no_fresh = _no_fresh(run, reruns)
+        if no_fresh is None:
+            fresh = True
+            draws = {it: [_draw(run, it, k, True, progress) for k in range(1, reruns + 1)] for it in iterations}
     draws = {it: d[:reruns] for it, d in draws.items()}
-    return (_summary(0, draws[0]), _summary(best, draws[best]), deterministic, "fresh" if fresh else "the tier's")
+    return (_summary(0, draws[0]), _summary(best, draws[best]), deterministic, "fresh" if fresh else "the tier's",
+            no_fresh)
 
 
-def _note(deterministic: bool | None, used: str, executor: str) -> str | None:
+def _note(deterministic: bool | None, used: str, executor: str, no_fresh: str | None) -> str | None:
     if not deterministic:
         return None
     if used == "fresh":
@@ -117,8 +131,8 @@ def _note(deterministic: bool | None, used: str, executor: str) -> str | None:
         how = inspect.getdoc(load_ref(ref)).splitlines()[0] if ref else "each episode's seed shifted"
         return ("the agents are deterministic (two reruns on the tier's episodes were identical), so the reruns "
                 f"ran on fresh episodes: {how}")
-    return ("the agents are deterministic: reruns on the same episodes are identical, and this tier has no fresh "
-            "episodes to draw (its episodes have no seed and the executor draws none)")
+    why = f"no fresh episodes could be drawn: {no_fresh}" if no_fresh else "--episodes tier kept the tier's episodes"
+    return f"the agents are deterministic: reruns on the same episodes are identical, and {why}"
 
 
 def _holdout(run: Run, tier: str, best: int, episodes: int | None, progress: bool) -> dict:
@@ -168,7 +182,7 @@ def certify(run: Run, *, reruns: int = 3, holdout_episodes: int | None = None, e
         raise UserError(f"run {run.paths.run_id} has no committed iteration to certify")
     best = best_row["iteration"]
     selection = best_view(run.paths)
-    baseline_draws, best_draws, deterministic, used = _reruns(run, best, reruns, episodes, progress)
+    baseline_draws, best_draws, deterministic, used, no_fresh = _reruns(run, best, reruns, episodes, progress)
     tier, count = run.tier("rerun")
     record = {
         "schema_version": 1,
@@ -182,7 +196,7 @@ def certify(run: Run, *, reruns: int = 3, holdout_episodes: int | None = None, e
             "delta": best_draws["mean"] - baseline_draws["mean"],
         },
         "deterministic": deterministic,
-        "note": _note(deterministic, used, run.manifest["executor"]),
+        "note": _note(deterministic, used, run.manifest["executor"], no_fresh),
         "holdout": _holdout(run, holdout_tier(run), best, holdout_episodes, progress),
     }
     path = run.root / CERTIFICATION

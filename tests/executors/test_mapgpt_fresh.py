@@ -2,7 +2,7 @@
 
 from mapgpt_testkit import needs_full_data
 
-from harness.evaluation.evaluator import can_draw_fresh, fresh_episodes
+from harness.evaluation.evaluator import fresh_episodes, fresh_unavailable
 from harness.executor_api import load_executor
 
 
@@ -13,7 +13,7 @@ def test_fresh_episodes_are_unused_instructions_of_the_same_split_on_unused_path
     used = {e["instr_id"] for name in ex.profile["tiers"] for e in ex.episodes(name)}
     used_paths = {i.rsplit("_", 1)[0] for i in used}
     first = fresh_episodes(ex, "search", tier, 10_000_000)
-    assert can_draw_fresh(ex, "search")
+    assert fresh_unavailable(ex, "search") is None
     assert [e["split"] for e in first] == [e["split"] for e in tier]
     assert not {e["instr_id"] for e in first} & used
     assert not {e["instr_id"].rsplit("_", 1)[0] for e in first} & used_paths

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from harness.errors import UserError
-from harness.evaluation.evaluator import can_draw_fresh, fresh_episodes
+from harness.evaluation.evaluator import fresh_episodes, fresh_unavailable
 from harness.executor_api import load_executor
 from harness.rundir import tiers
 
@@ -51,7 +51,7 @@ def test_fresh_episodes_are_other_initial_states_of_the_same_tasks_unused_by_eve
     protocol = ex.episodes("protocol")
     used = {(e["suite"], e["task"], e["init_state"]) for name in ex.profile["tiers"] for e in ex.episodes(name)}
     fresh = fresh_episodes(ex, "protocol", protocol, 10_000_000)
-    assert can_draw_fresh(ex, "protocol")
+    assert fresh_unavailable(ex, "protocol", draws=(10_000_000, 20_000_000, 30_000_000)) is None
     assert [(e["suite"], e["task"]) for e in fresh] == [(e["suite"], e["task"]) for e in protocol]
     assert not {(e["suite"], e["task"], e["init_state"]) for e in fresh} & used   # never the holdout's states
     assert len({(e["suite"], e["task"], e["init_state"]) for e in fresh}) == len(protocol)
