@@ -1,7 +1,8 @@
-"""goal.md: the researcher's steering text, re-read every iteration. Its
-optional YAML front matter (schemas/goal_front_matter.schema.json) holds what
-may change while the run goes on: `max_iterations` lowers the run's iteration
-cap (the manifest's cap stays the most)."""
+"""goal.md: the researcher's steering text, which the optimizer re-reads every
+iteration. Its optional YAML front matter (schemas/goal_front_matter.schema.json)
+is the only part the harness reads, before every iteration: `max_iterations`
+lowers the run's iteration cap (the manifest's cap stays the most). The template
+init writes says all of this in the file itself."""
 
 from __future__ import annotations
 
@@ -11,7 +12,14 @@ from harness.rundir.layout import RunPaths
 from harness.rundir.records import check_record
 
 TEMPLATE = """---
-max_iterations: {cap}  # lower it to stop sooner; {cap}, the run's cap, is the most
+max_iterations: {cap}
+# The front matter (between the two --- lines) is read by the harness before every
+# iteration (`architect status`, the loop's stop check). Only `max_iterations: N` may
+# stand here: the number of committed iterations after iteration 0 after which the
+# run stops. It can only lower the run's cap ({cap}, set at init by --max-iterations
+# or the variant's default): a larger N is ignored. Any other key, or an N that is
+# not a whole number, is an error: `architect status` and the loop refuse to go on
+# until goal.md is fixed. Lines starting with # are comments.
 ---
 # Goal
 
@@ -20,8 +28,23 @@ performance tier ({tier}) by editing the agent's architecture (graph.json and
 the other whitelisted candidate files: {whitelist}).
 
 Every iteration is checked statically, smoke-tested, evaluated on the same
-episode seeds as its parent, and committed here. Re-read this file every
-iteration; edit it to steer the search.
+episodes as its parent, and committed to this run.
+
+## How this file is read
+
+- The text below the front matter is for the optimizer: the coding agent
+  following `/architect:loop` (or one fresh session per iteration under
+  `architect drive`) reads all of it at the start of every iteration and again
+  before each proposal, so an edit here steers the next iteration, not the one
+  under way. The built-in offline proposers of `architect loop` do not read it.
+- The researcher writes here: what the search should favour or avoid, budgets
+  of time or cost in words, anything the optimizer should know. Write it under
+  "Researcher's notes" below, or rewrite the goal above.
+- The harness reads only the front matter: the iteration cap.
+
+## Researcher's notes
+
+(none yet)
 """
 
 

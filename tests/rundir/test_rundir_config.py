@@ -90,6 +90,27 @@ def test_goal_md_lowers_the_iteration_cap_but_never_raises_it(run_dir: Path):
     assert bad["_exit_code"] != 0 and "goal.md" in bad["error"] and "fix goal.md" in bad["error"]
 
 
+def test_goal_md_says_what_its_front_matter_may_hold_and_who_reads_what(run_dir: Path):
+    from harness.rundir import goal
+    from harness.rundir.layout import RunPaths
+    from harness.schemas import load_schema
+
+    text = (run_dir / "goal.md").read_text()
+    front, body = text.split("\n---\n", 1)
+    # the front matter as init wrote it holds exactly the keys the schema allows, and says so
+    assert goal.settings(RunPaths(run_dir)) == {"max_iterations": 40}
+    assert set(load_schema("goal_front_matter")["properties"]) == {"max_iterations"}
+    assert "Only `max_iterations: N` may" in front and "can only lower the run's cap (40" in front
+    assert "read by the harness before every" in front
+    # the body says who reads it (the optimizer, every iteration) and where the researcher writes
+    assert "reads all of it at the start of every iteration" in body and "## Researcher's notes" in body
+    assert "The harness reads only the front matter" in body
+    runs = str(run_dir.parent)
+    (run_dir / "goal.md").write_text(text.replace("max_iterations: 40", "max_iterations: 40\ntier: search-hard", 1))
+    bad = cli("status", run_dir.name, "--runs-dir", runs, ok=False)
+    assert bad["_exit_code"] != 0 and "tier" in bad["error"] and "may hold only max_iterations: N" in bad["error"]
+
+
 def test_drive_passes_the_tier_and_cap_to_the_session_that_creates_the_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     agent = f"{shlex.quote(sys.executable)} {shlex.quote(str(STAND_IN))}"
