@@ -19,11 +19,13 @@ CONFIDENCE_OPTION = click.option("--confidence", type=click.FloatRange(0.5, 0.99
 @click.argument("iteration", metavar="ITER")
 @click.option("--vs", "vs", default=None, metavar="ITER",
               help="Compare against this iteration (or staging folder) instead of ITER's parent.")
+@click.option("--metrics", "per_episode", is_flag=True,
+              help="Also every episode's metrics in one table, with per-level aggregates (JSON: `per_episode`).")
 @CONFIDENCE_OPTION
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @handled
-def episodes_cmd(run, iteration, vs, confidence, runs_dir, as_json):
+def episodes_cmd(run, iteration, vs, per_episode, confidence, runs_dir, as_json):
     """Per-episode outcomes of ITER, against its parent on the shared episodes.
 
     ITER is a committed iteration number or a staging folder name (`4-2`).
@@ -37,11 +39,21 @@ def episodes_cmd(run, iteration, vs, confidence, runs_dir, as_json):
     reasons x level, the most frequent last agent firing before a failure)
     and the executor's probe findings. An iteration without a parent
     (iteration 0) gets the failures only, unless --vs names one.
+
+    --metrics adds one table of every episode: its id, level (task group),
+    success, termination reason and each metric the executor declares, headed
+    with its better direction (higher or lower); then per level and over all
+    episodes the successes, the termination reasons and each metric's mean.
+    Against a parent or --vs ITER the table holds the shared episodes with
+    both values (A→B) and marks each change ↑ better or ↓ worse in the
+    metric's direction. With --json the same table is `per_episode`:
+    `metrics` (name, direction), `episodes` (rows; `vs` and `change` when
+    compared), `levels` and `all` (aggregates).
     """
     from harness.rundir.evidence import episodes_view
     from harness.rundir.layout import resolve_run
 
-    view = episodes_view(resolve_run(run, runs_dir), iteration, vs, confidence)
+    view = episodes_view(resolve_run(run, runs_dir), iteration, vs, confidence, per_episode=per_episode)
     emit(rounded(view), as_json, view["text"])
 
 
@@ -90,8 +102,10 @@ def episode_cmd(run, iteration, episode, tick, vs, html, runs_dir, as_json):
 @click.option("--holdout-episodes", type=click.IntRange(min=1), default=None,
               help="Only the first N episodes of the sealed holdout tier (default: all).")
 @click.option("--episodes", "episodes", type=click.Choice(["auto", "tier", "fresh"]), default="auto", show_default=True,
-              help="Rerun episodes: the tier's, fresh ones (R2R: unused instructions of the same split; else shifted "
-                   "seeds), or auto: fresh when two reruns on the tier's episodes show the agents are deterministic.")
+              help="Rerun episodes: the tier's, fresh ones (R2R: unused instructions of the same split; EQA: unused "
+                   "questions of the same split; LIBERO: unused initial states of the same tasks; else shifted "
+                   "seeds), or auto: fresh when two reruns on the tier's episodes show the agents are deterministic "
+                   "(when none can be drawn, the certification says why).")
 @click.option("--fresh-seeds", is_flag=True, help="The same as --episodes fresh.")
 @RUNS_DIR_OPTION
 @JSON_OPTION

@@ -69,12 +69,14 @@ def _baseline(paths: RunPaths, child: Evaluated, vs: str | int | None) -> Evalua
 
 
 def episodes_view(paths: RunPaths, ref: str | int, vs: str | int | None = None,
-                  confidence: float = CONFIDENCE, failures: bool = True) -> dict:
+                  confidence: float = CONFIDENCE, failures: bool = True, per_episode: bool = False) -> dict:
     """REF's evaluation: against its parent (or VS) the gained / lost / unchanged
     episodes and the paired tests; with `failures`, its failed episodes per level
     (termination reason, first failing firing) and their summary as a finding,
     besides the profile's probe findings (`log_gap`). An iteration without a
-    parent (iteration 0) gets only the failures."""
+    parent (iteration 0) gets only the failures. With `per_episode`, also every
+    episode's metrics in one table with per-level aggregates (`metrics_table`),
+    beside the parent's (or VS's) values when there is one."""
     from harness.evaluation import failures as F
 
     child = locate(paths, ref)
@@ -94,6 +96,12 @@ def episodes_view(paths: RunPaths, ref: str | int, vs: str | int | None = None,
         view["failures"] = failed
         text += "\n" + F.render(failed)
     text += "".join(f"\nfinding ({f['kind']}): {f['message']}" for f in findings)
+    if per_episode:
+        from harness.rundir import metrics_table
+
+        view["per_episode"] = metrics_table.metrics_table(metrics, child.label, base.metrics() if base else None,
+                                                          base.label if base else None)
+        text += "\n\n" + metrics_table.render(view["per_episode"])
     return dict(view, findings=findings, text=text)
 
 

@@ -5,9 +5,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
 from rundir_kit import cli
 
 from harness.canvas.patch import apply_patch
+from harness.cli import main
+
+def cli_text(*args: str) -> str:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
 
 LEFT_HAND = {"ops": [{"op": "set_config", "node": "explore", "pointer": "/hand", "value": "left"}]}
 
@@ -94,3 +103,59 @@ def test_an_iteration_without_a_parent_lists_its_failures(run_dir: Path):
         assert entry["last_agent_firing"]["node"] == agents[-1]["node"]
         assert entry["last_agent_firing"]["tick"] == agents[-1]["tick"]
     assert "has no parent to compare with" in view["text"]
+
+
+def test_episodes_metrics_table_lists_every_episode_with_per_level_aggregates(run_dir: Path):
+    metrics = json.loads((run_dir / "iterations/0/eval/metrics.json").read_text())
+    view = cli("episodes", str(run_dir), "0", "--metrics")
+    table = view["per_episode"]
+    assert table["vs"] is None and "failures" in view          # the usual view stays, the table is added
+    assert table["metrics"] == [{"name": "steps", "direction": "lower"}, {"name": "reward", "direction": "higher"},
+                                {"name": "path_efficiency", "direction": "higher"}]   # babyai's, success aside
+    assert [r["episode_id"] for r in table["episodes"]] == [r["episode_id"] for r in metrics["episodes"]]
+    for row, record in zip(table["episodes"], metrics["episodes"]):
+        assert (row["level"], row["success"]) == (record["level"], record["success"])
+        assert row["termination"].split(" ")[0] == record["termination"]
+        assert row["metrics"] == pytest.approx({"steps": record["steps"], "reward": record["reward"],
+                                                "path_efficiency": record["metrics"]["path_efficiency"]}, rel=1e-5)
+        assert "vs" not in row
+    levels = {r["level"] for r in metrics["episodes"]}
+    assert set(table["levels"]) == levels
+    whole = table["all"]
+    assert whole["episodes"] == 3 and whole["successes"] == sum(r["success"] for r in metrics["episodes"])
+    assert whole["means"]["steps"] == pytest.approx(sum(r["steps"] for r in metrics["episodes"]) / 3, rel=1e-5)
+    assert sum(whole["terminations"].values()) == 3
+    text = cli_text("episodes", str(run_dir), "0", "--metrics")
+    assert "steps (lower)" in text and "reward (higher)" in text and "per level" in text
+    assert all(r["episode_id"] in text for r in metrics["episodes"])
+
+
+def test_episodes_metrics_against_another_iteration_marks_each_change_in_its_direction(run_dir: Path):
+    from harness.rundir.metrics_table import metrics_table, render
+
+    parent = json.loads((run_dir / "iterations/0/eval/metrics.json").read_text())
+    child = json.loads(json.dumps(parent))
+    first, second = child["episodes"][0], child["episodes"][1]
+    first.update(steps=first["steps"] + 5, success=True)        # more steps: worse for babyai's "lower" steps
+    second["steps"] = second["steps"] - 1                        # fewer steps: better
+    child["episodes"] = child["episodes"][:2] + [dict(child["episodes"][2], episode_id="other:1")]
+    table = metrics_table(child, "iteration 1", parent, "iteration 0")
+    assert [r["episode_id"] for r in table["episodes"]] == [first["episode_id"], second["episode_id"]]
+    one, two = table["episodes"]
+    assert one["change"]["steps"] == "worse" and two["change"]["steps"] == "better"
+    assert one["change"]["reward"] == "same" and one["vs"]["metrics"]["steps"] == parent["episodes"][0]["steps"]
+    assert one["outcome"] == ("unchanged" if parent["episodes"][0]["success"] else "gained")
+    assert (table["only_vs"], table["only_this"]) == (1, 1)
+    assert table["all"]["vs"]["episodes"] == 2 and table["all"]["change"]["reward"] == "same"
+    text = render(table)
+    assert f"{parent['episodes'][0]['steps']:g}→{first['steps']:g} ↓" in text
+    assert "A→B is iteration 0→iteration 1" in text and "not shared: 1 of iteration 0's, 1 of iteration 1's" in text
+    # the CLI gives the same table against --vs
+    view = cli("episodes", str(run_dir), "0", "--vs", "0", "--metrics")
+    assert view["per_episode"]["vs"] == "iteration 0"
+    assert all(set(r["change"].values()) == {"same"} for r in view["per_episode"]["episodes"])
+
+
+def test_episodes_help_explains_the_metrics_table():
+    text = cli_text("episodes", "--help")
+    assert "--metrics" in text and "better direction" in text and "per_episode" in text

@@ -1,0 +1,151 @@
+"""`architect episodes --metrics`: every episode of one evaluation in one table
+(episode id, level, success, termination reason, each metric the executor
+declares, with its better direction), per-level aggregates, and with a second
+evaluation (`--vs`) both values of each shared episode and each metric's change
+in its direction. Plain data; `render` is the human table."""
+
+from __future__ import annotations
+
+import io
+import statistics
+
+from harness.evaluation.compare import episode_group
+from harness.evaluation.failures import reason
+from harness.evaluation.paired import pair_by_episode
+from harness.evaluation.records import SUCCESS_NAMES, metric_value
+
+
+def declared_metrics(executor: str | None) -> list[dict]:
+    """The executor spec's metrics other than success itself, in declared order, with their direction."""
+    from harness.executor_api import discover_executors
+
+    spec = discover_executors().get(executor) if executor else None
+    return [{"name": name, "direction": direction} for name, direction in (spec.metrics if spec else {}).items()
+            if name not in SUCCESS_NAMES]
+
+
+def _side(record: dict, names: list[str]) -> dict:
+    return {"success": bool(record.get("success")), "termination": reason(record),
+            "metrics": {name: metric_value(record, name) for name in names}}
+
+
+def _change(a, b, direction: str) -> str | None:
+    """`b` against `a` in the metric's better direction: better, worse or same (None: a value is missing)."""
+    if a is None or b is None:
+        return None
+    if a == b:
+        return "same"
+    return "better" if (b > a) == (direction == "higher") else "worse"
+
+
+def _aggregate(sides: list[dict], names: list[str]) -> dict:
+    successes = sum(s["success"] for s in sides)
+    terminations: dict[str, int] = {}
+    for s in sides:
+        terminations[s["termination"]] = terminations.get(s["termination"], 0) + 1
+    means = {}
+    for name in names:
+        values = [s["metrics"][name] for s in sides if s["metrics"][name] is not None]
+        means[name] = statistics.fmean(values) if values else None
+    return {"episodes": len(sides), "successes": successes,
+            "success_rate": successes / len(sides) if sides else None,
+            "terminations": dict(sorted(terminations.items(), key=lambda kv: -kv[1])), "means": means}
+
+
+def metrics_table(metrics: dict, label: str, base: dict | None = None, base_label: str | None = None) -> dict:
+    """The table of `metrics` (one metrics.json); with `base`, on the episodes both scored, each
+    row and aggregate with the base's values beside and each metric's change (`better`/`worse`/
+    `same` in its declared direction; none for a metric without one)."""
+    columns = declared_metrics(metrics.get("executor"))
+    names = [c["name"] for c in columns]
+    direction = {c["name"]: c["direction"] for c in columns}
+    records = metrics.get("episodes") or []
+    pairs = pair_by_episode(base.get("episodes") or [], records) if base is not None else [(None, r) for r in records]
+    rows = []
+    for ra, rb in pairs:
+        row = {"episode_id": str(rb["episode_id"]), "level": episode_group(rb), **_side(rb, names)}
+        if ra is not None:
+            row["vs"] = _side(ra, names)
+            row["change"] = {n: _change(row["vs"]["metrics"][n], row["metrics"][n], direction[n]) for n in names}
+            row["outcome"] = ("unchanged" if ra["success"] == rb["success"] else "gained" if rb["success"] else "lost")
+        rows.append(row)
+
+    def aggregate(selected: list[dict]) -> dict:
+        out = _aggregate(selected, names)
+        if base is not None:
+            out["vs"] = _aggregate([r["vs"] for r in selected], names)
+            out["change"] = {n: _change(out["vs"]["means"][n], out["means"][n], direction[n]) for n in names}
+        return out
+
+    levels = {level: aggregate([r for r in rows if r["level"] == level]) for level in sorted({r["level"] for r in rows})}
+    table = {"label": label, "vs": base_label, "metrics": columns, "episodes": rows, "levels": levels,
+             "all": aggregate(rows)}
+    if base is not None:
+        table["only_vs"] = len({str(r["episode_id"]) for r in base.get("episodes") or []}
+                               - {r["episode_id"] for r in rows})
+        table["only_this"] = len(records) - len(rows)
+    return table
+
+
+MARK = {"better": " ↑", "worse": " ↓", "same": "", None: ""}
+
+
+def _number(value) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.3g}" if isinstance(value, float) and not value.is_integer() else f"{value:g}"
+
+
+def _cell(side: dict, name: str, vs: dict | None, change: str | None) -> str:
+    now = _number(side[name])
+    return now if vs is None else f"{_number(vs[name])}→{now}{MARK[change]}"
+
+
+def render(table: dict) -> str:
+    """The table as text (rich), then the per-level aggregates and a legend."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    names = [c["name"] for c in table["metrics"]]
+    heads = [f"{c['name']} ({c['direction']})" for c in table["metrics"]]
+    compared = table["vs"] is not None
+
+    def render_rows(title: str, first: list[str], rows: list[tuple[list[str], dict]]) -> str:
+        grid = Table(*first, *heads, title=title, box=box.SIMPLE_HEAD, title_justify="left")
+        for cells, entry in rows:
+            grid.add_row(*cells, *[_cell(entry["metrics"] if "metrics" in entry else entry["means"], n,
+                                         ((entry["vs"]["metrics"] if "metrics" in entry else entry["vs"]["means"])
+                                          if compared else None),
+                                         entry["change"][n] if compared else None) for n in names])
+        out = io.StringIO()
+        Console(file=out, width=100_000, no_color=True, highlight=False).print(grid)
+        return "\n".join(line.rstrip() for line in out.getvalue().splitlines())
+
+    def success(entry: dict) -> str:
+        now = "yes" if entry["success"] else "no"
+        return f"{'yes' if entry['vs']['success'] else 'no'}→{now}" if compared else now
+
+    def termination(entry: dict) -> str:
+        return f"{entry['vs']['termination']}→{entry['termination']}" if compared else entry["termination"]
+
+    def rate(agg: dict) -> str:
+        mine = f"{agg['successes']}/{agg['episodes']}"
+        return f"{agg['vs']['successes']}/{agg['vs']['episodes']}→{mine}" if compared else mine
+
+    def ends(agg: dict) -> str:
+        mine = ", ".join(f"{k} {v}" for k, v in agg["terminations"].items())
+        return f"{ends(agg['vs'])} → {mine}" if compared and "vs" in agg else mine
+
+    title = f"{table['label']}" + (f" (vs {table['vs']}, shared episodes)" if compared else "") + ": every episode"
+    episodes = render_rows(title, ["episode", "level", "success", "termination"],
+                           [([r["episode_id"], r["level"], success(r), termination(r)], r) for r in table["episodes"]])
+    aggregates = render_rows("per level: successes, terminations, metric means", ["level", "successes", "terminations"],
+                             [([name, rate(agg), ends(agg)], agg)
+                              for name, agg in [*table["levels"].items(), ("all", table["all"])]])
+    legend = "(each metric headed with the better direction the executor declares"
+    if compared:
+        legend += f"; A→B is {table['vs']}→{table['label']}, ↑ better, ↓ worse in that direction"
+        if table.get("only_vs") or table.get("only_this"):
+            legend += f"; not shared: {table['only_vs']} of {table['vs']}'s, {table['only_this']} of {table['label']}'s"
+    return "\n".join([episodes, aggregates, legend + "; – no value)"])
