@@ -76,7 +76,8 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
             say(text)
 
         for tier, audit in tiers.refuse_duplicates(executor, (performance_tier, holdout_tier)).items():
-            tell(f"tier {tier}: {audit['distinct']} distinct episodes (by {audit['by']})")
+            unavailable = f"; content unavailable: {audit['content_unavailable']}" if "content_unavailable" in audit else ""
+            tell(f"tier {tier}: {audit['distinct']} distinct episodes (by {audit['by']}{unavailable})")
         try:
             _build(RunPaths(build), variant, executor_name, seed_candidate, seed_dir, profile, run_id, max_iterations,
                    max_skips, smoke_episodes, eval_episodes, seed, progress, tell, spec, spend_caps or {}, fitness,
@@ -135,7 +136,8 @@ def dry_run(variant: str, executor_or_seed: str, *, smoke_episodes: int | None, 
                                        holdout_tier=holdout_tier, measured=plan["measured"], workers=plan["workers"])
     return dict(plan, variant=variant, executor=spec.name, seed_candidate=seed_candidate, certification=certification,
                 performance_tier=performance_tier, holdout_tier=holdout_tier,
-                distinct_episodes={t: {k: a[k] for k in ("episodes", "distinct", "by")} for t, a in audits.items()},
+                distinct_episodes={t: {k: a[k] for k in ("episodes", "distinct", "by", "content_unavailable") if k in a}
+                                   for t, a in audits.items()},
                 max_iterations=variant_spec.max_iterations if max_iterations is None else max_iterations)
 
 

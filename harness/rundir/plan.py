@@ -143,8 +143,10 @@ def render(plan: dict) -> str:
         run = (f"run: {plan['variant']} on {plan['seed_candidate']} ({plan['executor']}), searching tier "
                f"{plan['performance_tier']}, certified on the sealed tier {plan['holdout_tier'] or '(none)'}, "
                f"at most {plan['max_iterations']} iteration(s) after iteration 0\n")
-        run += "distinct episodes: " + "; ".join(f"{t} {a['distinct']} of {a['episodes']} (by {a['by']})"
-                                                for t, a in plan.get("distinct_episodes", {}).items()) + "\n"
+        run += "distinct episodes: " + "; ".join(
+            f"{t} {a['distinct']} of {a['episodes']} (by {a['by']}"
+            + (f"; content unavailable: {a['content_unavailable']}" if a.get("content_unavailable") else "") + ")"
+            for t, a in plan.get("distinct_episodes", {}).items()) + "\n"
     return (f"{run}one iteration: {tiers}\n"
             f"model calls: at most {plan['model_calls_max']}; tokens: at most {plan['tokens_max']}; "
             f"cost: at most {cost} ({plan['cost_note']})\n"

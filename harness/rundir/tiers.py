@@ -57,7 +57,10 @@ def audit_tier(executor, tier: str) -> dict:
     """How many distinct episodes `tier` holds: by the executor's content
     fingerprint (`episode_content`) when it has one, else by episode key.
     Cached under the cache folder by the tier's episodes and the fingerprint's
-    source, so a fixed tier is fingerprinted once."""
+    source, so a fixed tier is fingerprinted once. A fingerprint that needs what
+    is not installed (the simulator, the data) leaves the audit by episode key,
+    with `content_unavailable` saying why, uncached (the evaluation itself
+    refuses then, naming what is missing)."""
     import inspect
     import json
 
@@ -75,16 +78,23 @@ def audit_tier(executor, tier: str) -> dict:
         return read_json(cached)
     except (OSError, ValueError):
         pass
+    unavailable = None
+    try:
+        contents = [fingerprint(e) for e in episodes] if fingerprint else None
+    except (UserError, RuntimeError, ImportError, OSError) as exc:  # a simulator or data set not installed
+        contents, unavailable = None, getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
     first: dict[str, str] = {}
     duplicates = []
-    for episode in episodes:
-        content = fingerprint(episode) if fingerprint else episode["episode_id"]
+    for i, episode in enumerate(episodes):
+        content = contents[i] if contents else episode["episode_id"]
         if content in first:
             duplicates.append([first[content], episode["episode_id"]])
         else:
             first[content] = episode["episode_id"]
     result = {"tier": tier, "episodes": len(episodes), "distinct": len(first),
-              "by": "content" if fingerprint else "episode key", "duplicates": duplicates}
+              "by": "content" if contents else "episode key", "duplicates": duplicates}
+    if unavailable:
+        return dict(result, content_unavailable=unavailable)
     write_json_atomic(cached, result)
     return result
 

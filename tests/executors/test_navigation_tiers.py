@@ -125,3 +125,14 @@ def test_fresh_eqa_questions_for_the_search_tier_never_come_from_the_holdout_sca
     assert len({e["question_id"] for e in fresh}) == 100
     assert not {e["question_id"] for e in fresh} & used
     assert not {_scan(e["question_id"]) for e in fresh} & sealed
+
+
+def test_without_the_data_the_audit_is_by_key_and_says_why(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARCHITECT_DATA_DIR", str(tmp_path / "empty"))
+    executor = _with_tiers(load_executor("mapgpt"), {"keys_only": {"episodes": [
+        {"split": "train", "instr_id": "1118_0"}, {"split": "train", "instr_id": "1118_1"}]}})
+    audit = tiers.audit_tier(executor, "keys_only")
+    assert (audit["distinct"], audit["by"], audit["duplicates"]) == (2, "episode key", [])
+    assert "R2R data missing" in audit["content_unavailable"] and "architect data fetch r2r" in audit["content_unavailable"]
+    monkeypatch.setenv("ARCHITECT_DATA_DIR", str(FIXTURE))      # not cached: with the data it audits by content
+    assert tiers.audit_tier(executor, "keys_only")["by"] == "content"
