@@ -46,16 +46,16 @@ def fresh_episodes(episodes: list[dict], draw: int, used: list[dict]) -> list[di
     def split(question_id: str) -> str | None:
         return split_of.get(questions.question(question_id)["scan"])
 
+    outside = [e["question_id"] for e in episodes if split(e["question_id"]) is None]
+    if outside:
+        raise UserError(f"EQA: {len(outside)} question(s) of the tier (e.g. {outside[0]}) are on scans outside R2R "
+                        "train and val_unseen (the holdout's): no fresh questions are drawn for them")
     out = [dict(e) for e in episodes]
     rng = np.random.default_rng(draw)
-    for name in DEVELOPMENT_SPLITS + (None,):
+    for name in DEVELOPMENT_SPLITS:
         positions = [i for i, e in enumerate(episodes) if split(e["question_id"]) == name]
         if not positions:
             continue
-        if name is None:
-            raise UserError(f"EQA: {len(positions)} question(s) of the tier (e.g. {episodes[positions[0]]['question_id']}) "
-                            "are on scans outside R2R train and val_unseen (the holdout's): no fresh questions are "
-                            "drawn for them")
         pool = sorted((q for q in questions.all() if split_of.get(q["scan"]) == name and q["question_id"] not in taken),
                       key=lambda q: q["question_id"])
         if len(pool) < len(positions):

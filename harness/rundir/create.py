@@ -76,7 +76,8 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
             say(text)
 
         for tier, audit in tiers.refuse_duplicates(executor, (performance_tier, holdout_tier)).items():
-            unavailable = f"; content unavailable: {audit['content_unavailable']}" if "content_unavailable" in audit else ""
+            why = audit.get("content_unavailable")
+            unavailable = f"; content unavailable: {why}" if why else ""
             tell(f"tier {tier}: {audit['distinct']} distinct episodes (by {audit['by']}{unavailable})")
         try:
             _build(RunPaths(build), variant, executor_name, seed_candidate, seed_dir, profile, run_id, max_iterations,

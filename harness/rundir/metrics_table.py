@@ -77,7 +77,8 @@ def metrics_table(metrics: dict, label: str, base: dict | None = None, base_labe
             out["change"] = {n: _change(out["vs"]["means"][n], out["means"][n], direction[n]) for n in names}
         return out
 
-    levels = {level: aggregate([r for r in rows if r["level"] == level]) for level in sorted({r["level"] for r in rows})}
+    levels = {level: aggregate([r for r in rows if r["level"] == level])
+              for level in sorted({r["level"] for r in rows})}
     table = {"label": label, "vs": base_label, "metrics": columns, "episodes": rows, "levels": levels,
              "all": aggregate(rows)}
     if base is not None:

@@ -104,7 +104,7 @@ def test_fresh_eqa_questions_are_unused_ones_of_the_same_split(fixture_data):
 def test_too_few_unused_eqa_questions_is_a_reason_certification_gives(fixture_data):
     from harness.rundir.certify import _note
 
-    ex = load_executor("eqa")   # the fixture's two train scans hold fewer unused questions than the smoke tier has there
+    ex = load_executor("eqa")   # the fixture's two train scans hold fewer unused questions than smoke has there
     why = fresh_unavailable(ex, "smoke")
     assert why == "EQA train scans: 2 questions no tier uses, 3 fresh ones needed"
     with pytest.raises(UserError, match=why):
@@ -125,6 +125,8 @@ def test_fresh_eqa_questions_for_the_search_tier_never_come_from_the_holdout_sca
     assert len({e["question_id"] for e in fresh}) == 100
     assert not {e["question_id"] for e in fresh} & used
     assert not {_scan(e["question_id"]) for e in fresh} & sealed
+    with pytest.raises(UserError, match=r"2 question\(s\) of the tier .* outside R2R train and val_unseen"):
+        fresh_episodes(ex, "holdout", ex.episodes("holdout")[:2], 10_000_000)
 
 
 def test_without_the_data_the_audit_is_by_key_and_says_why(tmp_path, monkeypatch):
@@ -133,6 +135,7 @@ def test_without_the_data_the_audit_is_by_key_and_says_why(tmp_path, monkeypatch
         {"split": "train", "instr_id": "1118_0"}, {"split": "train", "instr_id": "1118_1"}]}})
     audit = tiers.audit_tier(executor, "keys_only")
     assert (audit["distinct"], audit["by"], audit["duplicates"]) == (2, "episode key", [])
-    assert "R2R data missing" in audit["content_unavailable"] and "architect data fetch r2r" in audit["content_unavailable"]
+    why = audit["content_unavailable"]
+    assert "R2R data missing" in why and "architect data fetch r2r" in why
     monkeypatch.setenv("ARCHITECT_DATA_DIR", str(FIXTURE))      # not cached: with the data it audits by content
     assert tiers.audit_tier(executor, "keys_only")["by"] == "content"

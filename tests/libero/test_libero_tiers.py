@@ -37,7 +37,8 @@ def test_one_task_and_state_under_two_suites_is_refused_naming_both(ex):
 
 def test_the_same_task_under_other_language_is_another_episode(ex):
     executor = _with_tiers(ex, {"paraphrased": {"episodes": [
-        {"suite": "libero_spatial", "task": 0, "init_state": 0}, {"suite": "libero_spatial_lan", "task": 0, "init_state": 0}]}})
+        {"suite": "libero_spatial", "task": 0, "init_state": 0},
+        {"suite": "libero_spatial_lan", "task": 0, "init_state": 0}]}})
     assert tiers.audit_tier(executor, "paraphrased")["distinct"] == 2
 
 

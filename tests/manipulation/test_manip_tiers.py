@@ -13,7 +13,8 @@ from harness.rundir import tiers
 
 def test_two_seeds_with_one_reset_state_are_refused_naming_both():
     ex = load_executor("manipulation")
-    twins = {"episodes": [{"level": "Lift", "seed": 3}, {"level": "Lift", "seed": 3 + 2**32}, {"level": "Lift", "seed": 4}]}
+    twins = {"episodes": [{"level": "Lift", "seed": 3}, {"level": "Lift", "seed": 3 + 2**32},
+                          {"level": "Lift", "seed": 4}]}
     executor = dataclasses.replace(ex, profile=dict(ex.profile, tiers=dict(ex.profile["tiers"], twins=twins)))
     audit = tiers.audit_tier(executor, "twins")
     assert (audit["episodes"], audit["distinct"], audit["by"]) == (3, 2, "content")
