@@ -94,56 +94,50 @@ MARK = {"better": " ↑", "worse": " ↓", "same": "", None: ""}
 def _number(value) -> str:
     if value is None:
         return "–"
-    return f"{value:.3g}" if isinstance(value, float) and not value.is_integer() else f"{value:g}"
+    return f"{value:.4g}" if isinstance(value, float) and not value.is_integer() else f"{value:g}"
 
 
-def _cell(side: dict, name: str, vs: dict | None, change: str | None) -> str:
-    now = _number(side[name])
-    return now if vs is None else f"{_number(vs[name])}→{now}{MARK[change]}"
+def _text(grid) -> str:
+    from rich.console import Console
+
+    out = io.StringIO()
+    Console(file=out, width=100_000, no_color=True, highlight=False).print(grid)
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines())
 
 
 def render(table: dict) -> str:
-    """The table as text (rich), then the per-level aggregates and a legend."""
+    """The table as text, then the per-level aggregates and a legend."""
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
     names = [c["name"] for c in table["metrics"]]
     heads = [f"{c['name']} ({c['direction']})" for c in table["metrics"]]
     compared = table["vs"] is not None
 
-    def render_rows(title: str, first: list[str], rows: list[tuple[list[str], dict]]) -> str:
-        grid = Table(*first, *heads, title=title, box=box.SIMPLE_HEAD, title_justify="left")
-        for cells, entry in rows:
-            grid.add_row(*cells, *[_cell(entry["metrics"] if "metrics" in entry else entry["means"], n,
-                                         ((entry["vs"]["metrics"] if "metrics" in entry else entry["vs"]["means"])
-                                          if compared else None),
-                                         entry["change"][n] if compared else None) for n in names])
-        out = io.StringIO()
-        Console(file=out, width=100_000, no_color=True, highlight=False).print(grid)
-        return "\n".join(line.rstrip() for line in out.getvalue().splitlines())
+    def both(entry: dict, show) -> str:
+        """`show` of the entry, as `vs→this` when compared."""
+        return f"{show(entry['vs'])}→{show(entry)}" if compared else show(entry)
 
-    def success(entry: dict) -> str:
-        now = "yes" if entry["success"] else "no"
-        return f"{'yes' if entry['vs']['success'] else 'no'}→{now}" if compared else now
+    def values(entry: dict, key: str) -> list[str]:
+        if not compared:
+            return [_number(entry[key][n]) for n in names]
+        return [f"{_number(entry['vs'][key][n])}→{_number(entry[key][n])}{MARK[entry['change'][n]]}" for n in names]
 
-    def termination(entry: dict) -> str:
-        return f"{entry['vs']['termination']}→{entry['termination']}" if compared else entry["termination"]
-
-    def rate(agg: dict) -> str:
-        mine = f"{agg['successes']}/{agg['episodes']}"
-        return f"{agg['vs']['successes']}/{agg['vs']['episodes']}→{mine}" if compared else mine
-
-    def ends(agg: dict) -> str:
-        mine = ", ".join(f"{k} {v}" for k, v in agg["terminations"].items())
-        return f"{ends(agg['vs'])} → {mine}" if compared and "vs" in agg else mine
+    def grid(title: str, first: list[str], rows: list[list[str]]) -> str:
+        out = Table(*first, *heads, title=title, box=box.SIMPLE_HEAD, title_justify="left")
+        for row in rows:
+            out.add_row(*row)
+        return _text(out)
 
     title = f"{table['label']}" + (f" (vs {table['vs']}, shared episodes)" if compared else "") + ": every episode"
-    episodes = render_rows(title, ["episode", "level", "success", "termination"],
-                           [([r["episode_id"], r["level"], success(r), termination(r)], r) for r in table["episodes"]])
-    aggregates = render_rows("per level: successes, terminations, metric means", ["level", "successes", "terminations"],
-                             [([name, rate(agg), ends(agg)], agg)
-                              for name, agg in [*table["levels"].items(), ("all", table["all"])]])
+    episodes = grid(title, ["episode", "level", "success", "termination"],
+                    [[r["episode_id"], r["level"], both(r, lambda e: "yes" if e["success"] else "no"),
+                      both(r, lambda e: e["termination"]), *values(r, "metrics")] for r in table["episodes"]])
+    aggregates = grid("per level: successes, terminations, metric means", ["level", "successes", "terminations"],
+                      [[name, both(agg, lambda a: f"{a['successes']}/{a['episodes']}"),
+                        both(agg, lambda a: ", ".join(f"{k} {v}" for k, v in a["terminations"].items())),
+                        *values(agg, "means")]
+                       for name, agg in [*table["levels"].items(), ("all", table["all"])]])
     legend = "(each metric headed with the better direction the executor declares"
     if compared:
         legend += f"; A→B is {table['vs']}→{table['label']}, ↑ better, ↓ worse in that direction"

@@ -85,14 +85,13 @@ def audit_tier(executor, tier: str) -> dict:
         contents, unavailable = None, getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
     first: dict[str, str] = {}
     duplicates = []
-    for i, episode in enumerate(episodes):
-        content = contents[i] if contents else episode["episode_id"]
+    for content, episode in zip(contents if contents is not None else [e["episode_id"] for e in episodes], episodes):
         if content in first:
             duplicates.append([first[content], episode["episode_id"]])
         else:
             first[content] = episode["episode_id"]
     result = {"tier": tier, "episodes": len(episodes), "distinct": len(first),
-              "by": "content" if contents else "episode key", "duplicates": duplicates}
+              "by": "episode key" if contents is None else "content", "duplicates": duplicates}
     if unavailable:
         return dict(result, content_unavailable=unavailable)
     write_json_atomic(cached, result)
