@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import statistics
+from collections import Counter
 
 from harness.evaluation.compare import episode_group
 from harness.evaluation.failures import reason
@@ -40,16 +41,13 @@ def _change(a, b, direction: str) -> str | None:
 
 def _aggregate(sides: list[dict], names: list[str]) -> dict:
     successes = sum(s["success"] for s in sides)
-    terminations: dict[str, int] = {}
-    for s in sides:
-        terminations[s["termination"]] = terminations.get(s["termination"], 0) + 1
     means = {}
     for name in names:
         values = [s["metrics"][name] for s in sides if s["metrics"][name] is not None]
         means[name] = statistics.fmean(values) if values else None
     return {"episodes": len(sides), "successes": successes,
             "success_rate": successes / len(sides) if sides else None,
-            "terminations": dict(sorted(terminations.items(), key=lambda kv: -kv[1])), "means": means}
+            "terminations": dict(Counter(s["termination"] for s in sides).most_common()), "means": means}
 
 
 def metrics_table(metrics: dict, label: str, base: dict | None = None, base_label: str | None = None) -> dict:
