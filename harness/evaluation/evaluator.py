@@ -13,8 +13,8 @@ from harness.errors import UserError
 from harness.fileio import write_json_atomic
 from harness.evaluation.cache import ResultCache, code_fingerprint
 from harness.evaluation.candidate import Candidate, load_candidate
-from harness.evaluation.backends import choose_backend
-from harness.evaluation.pool import PoolConfig
+from harness.evaluation.backends import backend_name, choose_backend
+from harness.evaluation.pool import PoolConfig, worker_context
 from harness.evaluation.progress import progress_bar
 from harness.evaluation.records import episode_record, summarize
 from harness.evaluation.schedule import EpisodeDurations, longest_first, makespan_report
@@ -57,6 +57,9 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     stochastic = any(s.get("slip") for s in specs)
     probes = {**((ex.profile or {}).get("probes") or {}), **(probes or {})}
     _check_dependencies(ex)
+    preload = ex.spec.worker_modules + (() if oracle else _model_modules(cand))
+    if backend_name(backend, ex.profile) == "local":
+        worker_context(preload)  # the forkserver imports what workers need while this process goes on
     if not oracle:
         _check_model_setup(cand)
     out = _fresh_out_dir(out_dir)
@@ -72,7 +75,7 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     config = PoolConfig(workers=plan.workers, threads=plan.threads, in_flight=plan.in_flight,
                         task_timeout=wall_budget + hang_grace_seconds(wall_budget),
                         startup_timeout=float(os.environ.get("ARCHITECT_WORKER_STARTUP_SECONDS") or 180),
-                        preload=ex.spec.worker_modules)
+                        preload=preload)
     factory, factory_args = _episode_factory(cand, oracle, probes, runs_on.client_concurrency(model_concurrency, plan))
     label = f"{'oracle' if oracle else cand.graph.get('name', 'candidate')} · {tier}"
     durations = EpisodeDurations(ex.name, f"{tier}-oracle" if oracle else tier)
@@ -271,20 +274,34 @@ def _select(specs: list[dict], only: list[str] | None, tier: str) -> list[dict]:
     return [by_id[str(e)] for e in only]
 
 
-def _model_concurrency(cand: Candidate) -> int | None:
-    """The pinned inference profile's concurrency, None for graphs that call no
-    model. Such graphs' episodes mostly wait on the model, so by default this
-    many run at once."""
+def _pinned_profile(cand: Candidate):
+    """The graph's pinned inference profile, None when it pins none."""
     pinned = cand.graph.get("model_profile")
     if not pinned:
         return None
     try:
         from harness.models import load_profile, resolve_profile_path
 
-        profile = load_profile(resolve_profile_path(pinned["path"], cand.directory))
+        return load_profile(resolve_profile_path(pinned["path"], cand.directory))
     except UserError as err:
         raise UserError(f"{cand.graph_path}: model profile: {err.message}") from None
-    return int(profile.concurrency) if profile.concurrency else None
+
+
+def _model_concurrency(cand: Candidate) -> int | None:
+    """The pinned inference profile's concurrency, None for graphs that call no
+    model. Such graphs' episodes mostly wait on the model, so by default this
+    many run at once."""
+    profile = _pinned_profile(cand)
+    return int(profile.concurrency) if profile and profile.concurrency else None
+
+
+def _model_modules(cand: Candidate) -> tuple[str, ...]:
+    """The live backend module of the pinned profile, for the workers' preload: its SDK
+    (openai, anthropic) takes longer to import than the rest of a worker."""
+    from harness.models.client import BACKEND_MODULES
+
+    profile = _pinned_profile(cand)
+    return (BACKEND_MODULES[profile.backend],) if profile and profile.backend in BACKEND_MODULES else ()
 
 
 def _check_dependencies(ex) -> None:
@@ -302,14 +319,13 @@ def _check_model_setup(cand: Candidate) -> None:
     and what is missing."""
     if not cand.graph.get("model_profile"):
         return
-    from harness.models import client_for_graph
+    from harness.models import check_graph_setup
 
     try:
-        client = client_for_graph(cand.graph, cand.directory)
+        check_graph_setup(cand.graph, cand.directory)
     except UserError as err:
         raise UserError(f"{cand.graph_path}: model profile {cand.graph['model_profile'].get('name')!r}: "
                         f"{err.message}") from None
-    client.close()
 
 
 def _warnings(cand: Candidate) -> list[str]:
