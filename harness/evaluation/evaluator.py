@@ -39,7 +39,8 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
              in_flight: int | None = None, out_dir=None, use_cache: bool = True,
              progress: bool = True, oracle: bool = False, only: list[str] | None = None,
              noise_seed: int = 0, reseed: int = 0, backend: str | None = None,
-             ray_address: str | None = None, probes: dict | None = None, tiers: dict | None = None) -> dict:
+             ray_address: str | None = None, probes: dict | None = None, tiers: dict | None = None,
+             warm_scope: str | None = None) -> dict:
     """Evaluate CANDIDATE (a graph.json or a folder holding one) on a tier; return
     the content of metrics.json (also written to `out_dir` when given).
     `only`: just these episode ids of the tier. `noise_seed`: the seed of a
@@ -49,7 +50,8 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     is "local" (worker processes) or "ray" (see harness.evaluation.backends).
     `probes` overrides the executor profile's probe switches (`logging_fault`,
     `reconcile_calls`). `tiers`: tiers beyond the executor profile's, by name (a run
-    manifest's `tiers:`, an episode list file's, see harness.episode_lists)."""
+    manifest's `tiers:`, an episode list file's, see harness.episode_lists). `warm_scope`: a run's
+    folder, whose warm forkserver the local workers fork from (harness.evaluation.warm)."""
     started = time.time()
     cand = load_candidate(Path(candidate))
     ex = cand.executor.with_tiers(tiers)
@@ -59,7 +61,7 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     _check_dependencies(ex)
     preload = ex.spec.worker_modules + (() if oracle else _model_modules(cand))
     if backend_name(backend, ex.profile) == "local":
-        worker_context(preload)  # the forkserver imports what workers need while this process goes on
+        worker_context(preload, warm_scope)  # the forkserver imports what workers need while this process goes on
     if not oracle:
         _check_model_setup(cand)
     out = _fresh_out_dir(out_dir)
@@ -75,7 +77,7 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     config = PoolConfig(workers=plan.workers, threads=plan.threads, in_flight=plan.in_flight,
                         task_timeout=wall_budget + hang_grace_seconds(wall_budget),
                         startup_timeout=float(os.environ.get("ARCHITECT_WORKER_STARTUP_SECONDS") or 180),
-                        preload=preload)
+                        preload=preload, warm_scope=warm_scope)
     factory, factory_args = _episode_factory(cand, oracle, probes, runs_on.client_concurrency(model_concurrency, plan))
     label = f"{'oracle' if oracle else cand.graph.get('name', 'candidate')} · {tier}"
     durations = EpisodeDurations(ex.name, f"{tier}-oracle" if oracle else tier)

@@ -72,7 +72,7 @@ WORKER_MODULES = ("harness.evaluation.worker", "harness.evaluation.runners", "ha
                   "harness.canvas.registry", "harness.canvas.episode_log", "fastjsonschema")
 
 
-def worker_context(preload: tuple[str, ...] = ()):
+def worker_context(preload: tuple[str, ...] = (), warm_scope: str | None = None):
     """The multiprocessing context workers start from. A spawned worker imports
     the harness and the simulator's runtime anew (most of a second for
     minigrid), which would dominate a short evaluation; so workers fork from a
@@ -82,9 +82,17 @@ def worker_context(preload: tuple[str, ...] = ()):
     list it started with: a later evaluation of another executor imports that
     executor's modules in each worker. Workers take the parent's current
     environment from their start arguments (`worker_main`), not the
-    forkserver's. Where fork is unavailable: spawn."""
+    forkserver's. With `warm_scope` (a run's folder) the forkserver is the
+    run's warm one, kept across commands (harness.evaluation.warm), when it
+    can be had. Where fork is unavailable: spawn."""
     if "forkserver" not in mp.get_all_start_methods():
         return mp.get_context("spawn")
+    if warm_scope is not None:
+        from harness.evaluation.warm import warm_context
+
+        ctx = warm_context(warm_scope, tuple(dict.fromkeys(WORKER_MODULES + tuple(preload))))
+        if ctx is not None:
+            return ctx
     from multiprocessing import forkserver
 
     ctx = mp.get_context("forkserver")
@@ -104,6 +112,7 @@ class PoolConfig:
     max_attempts: int = 2
     max_startup_failures: int = 3
     preload: tuple[str, ...] = ()  # modules the forkserver imports for the workers (worker_context)
+    warm_scope: str | None = None  # a run's folder: fork from its warm forkserver (worker_context)
 
 
 @dataclass
@@ -187,7 +196,7 @@ class _Supervisor(RetryBookkeeping):
         self.factory_args = factory_args
         self.cfg = config
         self.on_outcome = on_outcome
-        self.ctx = worker_context(config.preload)
+        self.ctx = worker_context(config.preload, config.warm_scope)
         self.workers: dict[int, _Worker] = {}
         self.outcomes: dict[int, Outcome] = {}
         self.attempts = collections.Counter()
