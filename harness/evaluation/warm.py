@@ -235,14 +235,26 @@ def _exit_on_signal(*_) -> None:
 
 class WarmProcess(context.ForkServerProcess):
     _warm_address: str = ""
+    _warm_stderr: int | None = None  # index of the starting command's stderr among the inherited fds
 
     @staticmethod
     def _Popen(process_obj):  # noqa: N802 (multiprocessing's name)
         return _WarmPopen(process_obj)
 
+    def run(self):
+        """What the process prints goes to the stderr of the command that started it (the
+        server's own stdio is /dev/null: the command that started it may be long gone)."""
+        if self._warm_stderr is not None:
+            os.dup2(forkserver.get_inherited_fds()[self._warm_stderr], 2)
+        super().run()
+
 
 class _WarmPopen(popen_forkserver.Popen):
     def _launch(self, process_obj):
+        try:
+            process_obj._warm_stderr = self.duplicate_for_child(sys.stderr.fileno())
+        except (AttributeError, ValueError, OSError):  # no real stderr (captured, closed)
+            process_obj._warm_stderr = None
         prep_data = spawn.get_preparation_data(process_obj._name)
         buf = io.BytesIO()
         context.set_spawning_popen(self)

@@ -7,6 +7,7 @@ decides which episode crashes, hangs or sleeps."""
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -28,6 +29,8 @@ class ScriptedRunner:
         if pid_marker and not Path(pid_marker).exists():
             Path(pid_marker).write_text(str(os.getpid()))  # a test kills this process from outside
             time.sleep(120)
+        if episode.get("say"):
+            print(episode["say"], file=sys.stderr, flush=True)
         if episode.get("crash"):
             os._exit(7)
         if episode.get("hang"):

@@ -26,7 +26,8 @@ from harness.evaluation.pool import PoolConfig, run_pool
 if __name__ == "__main__":
     cfg = PoolConfig(workers=1, threads=1, in_flight=1, task_timeout=30, preload=("eval_fake_runners",),
                      warm_scope={scope!r})
-    out = run_pool([{{"index": 0, "episode": {{"episode_id": "e", "seed": 0}}, "log_path": None}}],
+    out = run_pool([{{"index": 0, "episode": {{"episode_id": "e", "seed": 0, "say": "a worker speaks"}},
+                     "log_path": None}}],
                    "eval_fake_runners:ScriptedRunner", {{}}, cfg)
     print(json.dumps(out[0].record["metrics"]))
 """
@@ -79,7 +80,7 @@ def _command(scope: Path) -> dict:
     """One `architect` command of the run: its own process, one episode on one worker."""
     out = subprocess.run([sys.executable, "-c", COMMAND.format(here=str(HERE), scope=str(scope))],
                          capture_output=True, text=True, check=True, env=dict(os.environ))
-    return json.loads(out.stdout.splitlines()[-1])
+    return {**json.loads(out.stdout.splitlines()[-1]), "stderr": out.stderr}
 
 
 def _records(folder: Path) -> list[dict]:
@@ -100,6 +101,7 @@ def test_consecutive_commands_of_a_run_fork_from_one_warm_server(private):
     (server,) = _records(folder)
     assert first["pid"] != second["pid"]
     assert first["ppid"] == second["ppid"]  # the same forkserver forked both commands' workers
+    assert "a worker speaks" in first["stderr"] and "a worker speaks" in second["stderr"]
     assert _ppid(first["ppid"]) == server["pid"] and _alive(server["pid"])  # it outlived both commands
     assert oct(folder.stat().st_mode & 0o777) == "0o700"
     assert oct(next(folder.glob("*.sock")).stat().st_mode & 0o777) == "0o600"
