@@ -76,18 +76,11 @@ class RayBackend:
         return run_ray_pool(tasks, factory_ref, factory_args, config, self.options, on_outcome)
 
 
-def backend_name(name: str | None, executor_profile: dict | None) -> str:
-    """The backend episodes will run on (the order of precedence above), checked."""
+def choose_backend(name: str | None, ray_address: str | None, executor_profile: dict | None):
     settings = (executor_profile or {}).get("evaluation") or {}
     name = name or os.environ.get("ARCHITECT_BACKEND") or settings.get("backend") or "local"
     if name not in BACKENDS:
         raise UserError(f"unknown evaluation backend {name!r} (choose one of: {', '.join(BACKENDS)})")
-    return name
-
-
-def choose_backend(name: str | None, ray_address: str | None, executor_profile: dict | None):
-    settings = (executor_profile or {}).get("evaluation") or {}
-    name = backend_name(name, executor_profile)
     if name == "local":
         if ray_address:
             raise UserError("--ray-address needs --backend ray")

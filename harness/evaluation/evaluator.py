@@ -13,8 +13,8 @@ from harness.errors import UserError
 from harness.fileio import write_json_atomic
 from harness.evaluation.cache import ResultCache, code_fingerprint
 from harness.evaluation.candidate import Candidate, load_candidate
-from harness.evaluation.backends import backend_name, choose_backend
-from harness.evaluation.pool import PoolConfig, worker_context
+from harness.evaluation.backends import choose_backend
+from harness.evaluation.pool import PoolConfig
 from harness.evaluation.progress import progress_bar
 from harness.evaluation.records import episode_record, summarize
 from harness.evaluation.schedule import EpisodeDurations, longest_first, makespan_report
@@ -59,11 +59,9 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     stochastic = any(s.get("slip") for s in specs)
     probes = {**((ex.profile or {}).get("probes") or {}), **(probes or {})}
     _check_dependencies(ex)
-    preload = ex.spec.worker_modules + (() if oracle else _model_modules(cand))
-    if backend_name(backend, ex.profile) == "local":
-        worker_context(preload, warm_scope)  # the forkserver imports what workers need while this process goes on
     if not oracle:
         _check_model_setup(cand)
+    preload = ex.spec.worker_modules + (() if oracle else _model_modules(cand))
     out = _fresh_out_dir(out_dir)
 
     runs_on = choose_backend(backend, ray_address, ex.profile)

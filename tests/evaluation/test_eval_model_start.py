@@ -1,29 +1,28 @@
 """What an evaluation of a model-calling graph does before its first episode: the
-workers' forkserver preloads the model backend's SDK (started before the parent checks
-the model setup), and that check refuses what a client would refuse without importing
-the SDK."""
+workers' forkserver preloads the model backend's SDK, and the parent's check of the
+model setup refuses what a client would refuse without importing the SDK."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
-import pytest
 from eval_candidates import make_candidate, make_model_candidate
 
-from harness.evaluation import evaluate, evaluator
+from harness.evaluation import backends, evaluate
 from harness.models.loopback import LoopbackServer
 
 
 def _preloads(monkeypatch) -> list[tuple[str, ...]]:
+    """The preload list of every pool the evaluations start."""
     seen: list[tuple[str, ...]] = []
-    real = evaluator.worker_context
+    real = backends.run_pool
 
-    def recording(preload=()):
-        seen.append(tuple(preload))
-        return real(preload)
+    def recording(tasks, factory_ref, factory_args, config, on_outcome):
+        seen.append(tuple(config.preload))
+        return real(tasks, factory_ref, factory_args, config, on_outcome)
 
-    monkeypatch.setattr(evaluator, "worker_context", recording)
+    monkeypatch.setattr(backends, "run_pool", recording)
     return seen
 
 
@@ -41,17 +40,6 @@ def test_a_graph_without_a_model_preloads_no_backend(eval_env, tmp_path, monkeyp
     evaluate(make_candidate(tmp_path / "cand", max_steps=2), "smoke", episodes=1, workers=1, use_cache=False,
              progress=False)
     assert len(seen) == 1 and not any(m.startswith("harness.models") for m in seen[0])
-
-
-def test_no_forkserver_is_started_for_a_setup_that_is_refused(eval_env, tmp_path, monkeypatch):
-    """A bad backend name is refused before anything starts."""
-    seen = _preloads(monkeypatch)
-    from harness.errors import UserError
-
-    with pytest.raises(UserError, match="unknown evaluation backend 'nowhere'"):
-        evaluate(make_candidate(tmp_path / "cand", max_steps=2), "smoke", episodes=1, backend="nowhere",
-                 use_cache=False, progress=False)
-    assert seen == []
 
 
 def test_the_model_setup_check_refuses_a_missing_key_without_importing_the_sdk(tmp_path):

@@ -172,3 +172,16 @@ def test_off_switch_and_a_missing_scope(private, monkeypatch):
     monkeypatch.setenv("ARCHITECT_WARM_FORKSERVER", "0")
     assert warm.warm_context(str(scope), ()) is None
     assert not _records(folder)
+
+
+def test_an_evaluation_of_a_run_forks_from_the_runs_warm_server(private, eval_env, tmp_path):
+    from eval_candidates import make_candidate
+
+    from harness.evaluation import evaluate
+
+    folder, scope = private
+    m = evaluate(make_candidate(tmp_path / "cand", max_steps=2), "smoke", episodes=2, workers=1, use_cache=False,
+                 progress=False, warm_scope=str(scope))
+    assert m["complete"] and all(r["error"] is None for r in m["episodes"])
+    (server,) = _records(folder)
+    assert _alive(server["pid"])
