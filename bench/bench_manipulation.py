@@ -15,9 +15,9 @@ Prints:
   (total / max(longest episode, total / 2), from the 1-worker run), and the
   2-worker run's makespan against its lower bound max(longest episode,
   total / 2) (goal: within 1.1x; the speed-up has no target of its own: 8
-  uneven episodes bound it below 2x). The 1-worker run records the episodes' durations the
-  2-worker run schedules by (longest expected first); the episodes differ in
-  length (Door, PickPlaceCan, ...).
+  uneven episodes bound it below 2x). The 1-worker run records the episodes'
+  durations the 2-worker run schedules by (longest expected first); the
+  episodes differ in length (Door, PickPlaceCan, ...).
 The machine's load average is printed with the figures: other jobs skew them.
 `rows(full)` gives the same figures to bench/run_all.py (reduced: no cold
 first start, 6 search episodes).
