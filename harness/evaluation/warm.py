@@ -5,9 +5,9 @@ pays its preload imports before its first worker. With a scope (a run's folder),
 workers fork instead from a server that outlives the command:
 
 - one server per (scope, key); the key hashes the interpreter, its `sys.path`, the preload
-  list, the environment and the content of the installed `harness` and `executors`
-  packages, so a changed checkout, interpreter or environment never reaches a server
-  started before the change (it gets a server of its own);
+  list, the environment (but for this module's own switches) and the content of the
+  installed `harness` and `executors` packages, so a changed checkout, interpreter or
+  environment never reaches a server started before the change (it gets one of its own);
 - its files live in a folder of the user's own (`$XDG_RUNTIME_DIR` or the temp folder,
   `architect-<uid>`, mode 0700, refused when another user owns it or others may enter it);
   the socket is 0600;
@@ -70,7 +70,8 @@ def code_hash() -> str:
 
 
 def server_key(preload: tuple[str, ...], code: str | None = None) -> str:
-    environ = {k: v for k, v in os.environ.items() if k not in _VOLATILE_ENV}
+    environ = {k: v for k, v in os.environ.items()
+               if k not in _VOLATILE_ENV and not k.startswith("ARCHITECT_WARM_FORKSERVER")}
     parts = [sys.executable, [os.path.abspath(p or os.curdir) for p in sys.path], list(preload), environ,
              code if code is not None else code_hash()]
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
