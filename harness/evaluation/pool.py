@@ -23,29 +23,8 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import Callable
 
-from harness.envvars import temporary_environ
+from harness.evaluation.forkserver_env import forkserver_sys_path, single_threaded_native_libs
 from harness.evaluation.worker import worker_main
-
-
-# Native thread pools (OpenBLAS spins its idle threads) oversubscribe the cores
-# when every worker process starts one; workers are the unit of parallelism.
-_THREAD_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def _single_threaded_native_libs():
-    """Children inherit the environment at start: the thread caps the user has not set."""
-    return temporary_environ(**{name: "1" for name in _THREAD_ENV if name not in os.environ})
-
-
-def _forkserver_sys_path():
-    """The forkserver (started with the first worker) inherits the environment too.
-    Python 3.11's forkserver imports its preload list without applying the sys.path
-    it is handed, so it would find those modules wherever its own sys.path leads
-    (the current folder first, or another checkout's editable install) while the
-    workers run this process's: give it this process's sys.path as PYTHONPATH, with
-    PYTHONSAFEPATH so that nothing is put before it."""
-    entries = [os.path.abspath(entry or os.curdir) for entry in sys.path if os.pathsep not in entry]
-    return temporary_environ(PYTHONPATH=os.pathsep.join(entries), PYTHONSAFEPATH="1")
 
 
 @contextlib.contextmanager
@@ -97,7 +76,7 @@ def worker_context(preload: tuple[str, ...] = (), warm_scope: str | None = None)
 
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload(list(dict.fromkeys(WORKER_MODULES + tuple(preload))))
-    with _single_threaded_native_libs(), _forkserver_sys_path():
+    with single_threaded_native_libs(), forkserver_sys_path():
         forkserver.ensure_running()
     return ctx
 
@@ -224,7 +203,7 @@ class _Supervisor(RetryBookkeeping):
         result_r, result_w = self.ctx.Pipe(duplex=False)
         wid = self.next_wid
         self.next_wid += 1
-        with _single_threaded_native_libs(), _main_script_hidden_unless_importable():
+        with single_threaded_native_libs(), _main_script_hidden_unless_importable():
             proc = self.ctx.Process(
                 target=worker_main,
                 args=(wid, self.factory_ref, self.factory_args, self.cfg.threads, task_r, result_w,

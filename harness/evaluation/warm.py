@@ -39,6 +39,8 @@ import time
 from multiprocessing import context, forkserver, popen_forkserver, reduction, resource_tracker, spawn, util
 from pathlib import Path
 
+from harness.evaluation.forkserver_env import forkserver_sys_path, single_threaded_native_libs
+
 DEFAULT_IDLE_SECONDS = 300.0
 _SUPPORTED = sys.platform == "linux" and (3, 11) <= sys.version_info[:2] < (3, 14)  # /proc; the protocol mirrored below
 _VOLATILE_ENV = ("_", "OLDPWD", "PWD", "SHLVL")  # what a shell changes between two commands
@@ -163,8 +165,6 @@ def _hold_lease(files: ServerFiles) -> None:
 def _start_server(files: ServerFiles, scope: str, preload: tuple[str, ...]) -> None:
     """Bind the socket here (so clients can connect at once; they wait while it preloads),
     start the server detached from this command, record it."""
-    from harness.evaluation.pool import _forkserver_sys_path, _single_threaded_native_libs
-
     listener = socket.socket(socket.AF_UNIX)
     try:
         listener.bind(str(files.socket))
@@ -173,7 +173,7 @@ def _start_server(files: ServerFiles, scope: str, preload: tuple[str, ...]) -> N
         args = json.dumps({"listener": listener.fileno(), "preload": list(preload), "lease": str(files.lease),
                            "record": str(files.record), "socket": str(files.socket),
                            "scope": os.path.abspath(scope), "idle": idle_seconds()})
-        with _single_threaded_native_libs(), _forkserver_sys_path():
+        with single_threaded_native_libs(), forkserver_sys_path():
             proc = subprocess.Popen([sys.executable, "-c", _COMMAND, args], pass_fds=(listener.fileno(),), cwd="/",
                                     start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)
