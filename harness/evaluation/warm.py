@@ -13,7 +13,8 @@ workers fork instead from a server that outlives the command:
   the socket is 0600;
 - every process using it holds a shared lock on its lease file; a watchdog beside the
   server stops it once no process has held the lease for `idle` seconds
-  (`$ARCHITECT_WARM_FORKSERVER_IDLE_SECONDS`, default 300), removing its files;
+  (`$ARCHITECT_WARM_FORKSERVER_IDLE_SECONDS`, default 300), removing its socket and record
+  (the empty lease and start-lock files stay: a process may be about to lock them);
 - a server recorded as running whose process is gone (killed, or the machine restarted),
   or whose process is not this module's, is stale: its files are replaced by a new one.
 
@@ -71,11 +72,11 @@ def code_hash() -> str:
     return h.hexdigest()
 
 
-def server_key(preload: tuple[str, ...], code: str | None = None) -> str:
+def server_key(preload: tuple[str, ...]) -> str:
     environ = {k: v for k, v in os.environ.items()
                if k not in _VOLATILE_ENV and not k.startswith("ARCHITECT_WARM_FORKSERVER")}
     parts = [sys.executable, [os.path.abspath(p or os.curdir) for p in sys.path], list(preload), environ,
-             code if code is not None else code_hash()]
+             code_hash()]
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 

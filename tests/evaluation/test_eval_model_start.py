@@ -46,7 +46,8 @@ def test_the_model_setup_check_refuses_a_missing_key_without_importing_the_sdk(t
     """Run in a fresh interpreter: this one may have imported openai already."""
     cand = make_model_candidate(tmp_path / "cand", "http://127.0.0.1:9/v1")
     profile = cand / "profile.yaml"
-    profile.write_text(profile.read_text().replace("base_url: http://127.0.0.1:9/v1\n", "api_key_env: POOL_TEST_NO_KEY\n"))
+    profile.write_text(profile.read_text().replace("base_url: http://127.0.0.1:9/v1\n",
+                                                   "api_key_env: POOL_TEST_NO_KEY\n"))
     code = ("import json, sys\n"
             "from harness.models import check_graph_setup\n"
             "from harness.errors import UserError\n"
