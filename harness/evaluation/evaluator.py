@@ -78,7 +78,7 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
                         preload=preload, warm_scope=warm_scope)
     factory, factory_args = _episode_factory(cand, oracle, probes, runs_on.client_concurrency(model_concurrency, plan))
     label = f"{'oracle' if oracle else cand.graph.get('name', 'candidate')} · {tier}"
-    durations = EpisodeDurations(ex.name, f"{tier}-oracle" if oracle else tier)
+    durations = EpisodeDurations(ex.name, durations_key(tier, oracle, cand.graph))
     expected = durations.load()
     order = "longest_expected_first" if any(t["episode"]["episode_id"] in expected for t in tasks) else "tier"
     spans, seconds = _run_pending(longest_first(tasks, expected), records, cache, runs_on, factory, factory_args,
@@ -92,6 +92,15 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     if out is not None:
         write_json_atomic(out / "metrics.json", metrics)
     return metrics
+
+
+def durations_key(tier: str, oracle: bool, graph: dict) -> str:
+    """Whose recorded episode durations predict this evaluation's: the oracle's own, and those
+    of graphs that call a model (their episodes' lengths follow their model calls) apart
+    from those of graphs that do not (theirs follow the simulator's steps)."""
+    if oracle:
+        return f"{tier}-oracle"
+    return f"{tier}-model" if graph.get("model_profile") else tier
 
 
 def _wall_budget(graph: dict, specs: list[dict]) -> float:
