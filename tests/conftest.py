@@ -16,5 +16,8 @@ def private_architect_dirs(tmp_path_factory):
     patch.delenv("ARCHITECT_CASSETTE", raising=False)
     patch.delenv("ARCHITECT_MODEL_BASE_URL", raising=False)
     patch.delenv("ARCHITECT_TIER_EPISODES", raising=False)
+    # A run's commands would leave warm forkservers behind, one per test's run (they idle
+    # out after minutes); tests/evaluation/test_eval_warm.py turns them on.
+    patch.setenv("ARCHITECT_WARM_FORKSERVER", "0")
     yield root
     patch.undo()

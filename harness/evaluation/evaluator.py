@@ -39,7 +39,8 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
              in_flight: int | None = None, out_dir=None, use_cache: bool = True,
              progress: bool = True, oracle: bool = False, only: list[str] | None = None,
              noise_seed: int = 0, reseed: int = 0, backend: str | None = None,
-             ray_address: str | None = None, probes: dict | None = None, tiers: dict | None = None) -> dict:
+             ray_address: str | None = None, probes: dict | None = None, tiers: dict | None = None,
+             warm_scope: str | None = None) -> dict:
     """Evaluate CANDIDATE (a graph.json or a folder holding one) on a tier; return
     the content of metrics.json (also written to `out_dir` when given).
     `only`: just these episode ids of the tier. `noise_seed`: the seed of a
@@ -49,7 +50,8 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     is "local" (worker processes) or "ray" (see harness.evaluation.backends).
     `probes` overrides the executor profile's probe switches (`logging_fault`,
     `reconcile_calls`). `tiers`: tiers beyond the executor profile's, by name (a run
-    manifest's `tiers:`, an episode list file's, see harness.episode_lists)."""
+    manifest's `tiers:`, an episode list file's, see harness.episode_lists). `warm_scope`: a run's
+    folder, whose warm forkserver the local workers fork from (harness.evaluation.warm)."""
     started = time.time()
     cand = load_candidate(Path(candidate))
     ex = cand.executor.with_tiers(tiers)
@@ -59,6 +61,7 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     _check_dependencies(ex)
     if not oracle:
         _check_model_setup(cand)
+    preload = ex.spec.worker_modules + (() if oracle else _model_modules(cand))
     out = _fresh_out_dir(out_dir)
 
     runs_on = choose_backend(backend, ray_address, ex.profile)
@@ -72,10 +75,10 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     config = PoolConfig(workers=plan.workers, threads=plan.threads, in_flight=plan.in_flight,
                         task_timeout=wall_budget + hang_grace_seconds(wall_budget),
                         startup_timeout=float(os.environ.get("ARCHITECT_WORKER_STARTUP_SECONDS") or 180),
-                        preload=ex.spec.worker_modules)
+                        preload=preload, warm_scope=warm_scope)
     factory, factory_args = _episode_factory(cand, oracle, probes, runs_on.client_concurrency(model_concurrency, plan))
     label = f"{'oracle' if oracle else cand.graph.get('name', 'candidate')} · {tier}"
-    durations = EpisodeDurations(ex.name, f"{tier}-oracle" if oracle else tier)
+    durations = EpisodeDurations(ex.name, durations_key(tier, oracle, cand.graph))
     expected = durations.load()
     order = "longest_expected_first" if any(t["episode"]["episode_id"] in expected for t in tasks) else "tier"
     spans, seconds = _run_pending(longest_first(tasks, expected), records, cache, runs_on, factory, factory_args,
@@ -89,6 +92,15 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     if out is not None:
         write_json_atomic(out / "metrics.json", metrics)
     return metrics
+
+
+def durations_key(tier: str, oracle: bool, graph: dict) -> str:
+    """Whose recorded episode durations predict this evaluation's: the oracle's own, and those
+    of graphs that call a model (their episodes' lengths follow their model calls) apart
+    from those of graphs that do not (theirs follow the simulator's steps)."""
+    if oracle:
+        return f"{tier}-oracle"
+    return f"{tier}-model" if graph.get("model_profile") else tier
 
 
 def _wall_budget(graph: dict, specs: list[dict]) -> float:
@@ -279,20 +291,34 @@ def _select(specs: list[dict], only: list[str] | None, tier: str) -> list[dict]:
     return [by_id[str(e)] for e in only]
 
 
-def _model_concurrency(cand: Candidate) -> int | None:
-    """The pinned inference profile's concurrency, None for graphs that call no
-    model. Such graphs' episodes mostly wait on the model, so by default this
-    many run at once."""
+def _pinned_profile(cand: Candidate):
+    """The graph's pinned inference profile, None when it pins none."""
     pinned = cand.graph.get("model_profile")
     if not pinned:
         return None
     try:
         from harness.models import load_profile, resolve_profile_path
 
-        profile = load_profile(resolve_profile_path(pinned["path"], cand.directory))
+        return load_profile(resolve_profile_path(pinned["path"], cand.directory))
     except UserError as err:
         raise UserError(f"{cand.graph_path}: model profile: {err.message}") from None
-    return int(profile.concurrency) if profile.concurrency else None
+
+
+def _model_concurrency(cand: Candidate) -> int | None:
+    """The pinned inference profile's concurrency, None for graphs that call no
+    model. Such graphs' episodes mostly wait on the model, so by default this
+    many run at once."""
+    profile = _pinned_profile(cand)
+    return int(profile.concurrency) if profile and profile.concurrency else None
+
+
+def _model_modules(cand: Candidate) -> tuple[str, ...]:
+    """The live backend module of the pinned profile, for the workers' preload: its SDK
+    (openai, anthropic) takes longer to import than the rest of a worker."""
+    from harness.models.client import BACKEND_MODULES
+
+    profile = _pinned_profile(cand)
+    return (BACKEND_MODULES[profile.backend],) if profile and profile.backend in BACKEND_MODULES else ()
 
 
 def _check_dependencies(ex) -> None:
@@ -310,14 +336,13 @@ def _check_model_setup(cand: Candidate) -> None:
     and what is missing."""
     if not cand.graph.get("model_profile"):
         return
-    from harness.models import client_for_graph
+    from harness.models import check_graph_setup
 
     try:
-        client = client_for_graph(cand.graph, cand.directory)
+        check_graph_setup(cand.graph, cand.directory)
     except UserError as err:
         raise UserError(f"{cand.graph_path}: model profile {cand.graph['model_profile'].get('name')!r}: "
                         f"{err.message}") from None
-    client.close()
 
 
 def _warnings(cand: Candidate) -> list[str]:

@@ -23,29 +23,8 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import Callable
 
-from harness.envvars import temporary_environ
+from harness.evaluation.forkserver_env import forkserver_sys_path, single_threaded_native_libs
 from harness.evaluation.worker import worker_main
-
-
-# Native thread pools (OpenBLAS spins its idle threads) oversubscribe the cores
-# when every worker process starts one; workers are the unit of parallelism.
-_THREAD_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def _single_threaded_native_libs():
-    """Children inherit the environment at start: the thread caps the user has not set."""
-    return temporary_environ(**{name: "1" for name in _THREAD_ENV if name not in os.environ})
-
-
-def _forkserver_sys_path():
-    """The forkserver (started with the first worker) inherits the environment too.
-    Python 3.11's forkserver imports its preload list without applying the sys.path
-    it is handed, so it would find those modules wherever its own sys.path leads
-    (the current folder first, or another checkout's editable install) while the
-    workers run this process's: give it this process's sys.path as PYTHONPATH, with
-    PYTHONSAFEPATH so that nothing is put before it."""
-    entries = [os.path.abspath(entry or os.curdir) for entry in sys.path if os.pathsep not in entry]
-    return temporary_environ(PYTHONPATH=os.pathsep.join(entries), PYTHONSAFEPATH="1")
 
 
 @contextlib.contextmanager
@@ -72,7 +51,7 @@ WORKER_MODULES = ("harness.evaluation.worker", "harness.evaluation.runners", "ha
                   "harness.canvas.registry", "harness.canvas.episode_log", "fastjsonschema")
 
 
-def worker_context(preload: tuple[str, ...] = ()):
+def worker_context(preload: tuple[str, ...] = (), warm_scope: str | None = None):
     """The multiprocessing context workers start from. A spawned worker imports
     the harness and the simulator's runtime anew (most of a second for
     minigrid), which would dominate a short evaluation; so workers fork from a
@@ -82,14 +61,22 @@ def worker_context(preload: tuple[str, ...] = ()):
     list it started with: a later evaluation of another executor imports that
     executor's modules in each worker. Workers take the parent's current
     environment from their start arguments (`worker_main`), not the
-    forkserver's. Where fork is unavailable: spawn."""
+    forkserver's. With `warm_scope` (a run's folder) the forkserver is the
+    run's warm one, kept across commands (harness.evaluation.warm), when it
+    can be had. Where fork is unavailable: spawn."""
     if "forkserver" not in mp.get_all_start_methods():
         return mp.get_context("spawn")
+    if warm_scope is not None:
+        from harness.evaluation.warm import warm_context
+
+        ctx = warm_context(warm_scope, tuple(dict.fromkeys(WORKER_MODULES + tuple(preload))))
+        if ctx is not None:
+            return ctx
     from multiprocessing import forkserver
 
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload(list(dict.fromkeys(WORKER_MODULES + tuple(preload))))
-    with _single_threaded_native_libs(), _forkserver_sys_path():
+    with single_threaded_native_libs(), forkserver_sys_path():
         forkserver.ensure_running()
     return ctx
 
@@ -104,6 +91,7 @@ class PoolConfig:
     max_attempts: int = 2
     max_startup_failures: int = 3
     preload: tuple[str, ...] = ()  # modules the forkserver imports for the workers (worker_context)
+    warm_scope: str | None = None  # a run's folder: fork from its warm forkserver (worker_context)
 
 
 @dataclass
@@ -187,7 +175,7 @@ class _Supervisor(RetryBookkeeping):
         self.factory_args = factory_args
         self.cfg = config
         self.on_outcome = on_outcome
-        self.ctx = worker_context(config.preload)
+        self.ctx = worker_context(config.preload, config.warm_scope)
         self.workers: dict[int, _Worker] = {}
         self.outcomes: dict[int, Outcome] = {}
         self.attempts = collections.Counter()
@@ -215,7 +203,7 @@ class _Supervisor(RetryBookkeeping):
         result_r, result_w = self.ctx.Pipe(duplex=False)
         wid = self.next_wid
         self.next_wid += 1
-        with _single_threaded_native_libs(), _main_script_hidden_unless_importable():
+        with single_threaded_native_libs(), _main_script_hidden_unless_importable():
             proc = self.ctx.Process(
                 target=worker_main,
                 args=(wid, self.factory_ref, self.factory_args, self.cfg.threads, task_r, result_w,

@@ -1,9 +1,12 @@
 """Longest-expected-first order of a tier's episodes, and how close the run came to its bound.
 
 An episode's expected length is the wall time it took when the same executor's tier
-was last evaluated, by any candidate (episodes of one tier differ by task, not much
-by candidate). Those times are kept as a scheduling hint next to the result cache,
-`<cache>/results/durations/<executor>/<tier>.json` (schemas/episode_durations.schema.json).
+was last evaluated, by any candidate of the same kind (episodes of one tier differ by
+task, not much by candidate; but a graph that calls a model spends its time on model
+calls, one that does not on simulator steps, so each kind keeps its own record, as
+does the oracle: `evaluator.durations_key`). Those times are kept as a scheduling hint
+next to the result cache, `<cache>/results/durations/<executor>/<key>.json`
+(schemas/episode_durations.schema.json).
 Handing the longest episodes out first keeps a long one from starting last while the
 other workers idle (LPT scheduling). The makespan is compared against its lower bound
 max(longest episode, total / slots), slots being the episodes run at once.

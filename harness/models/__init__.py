@@ -19,8 +19,8 @@ NODE_NAMESPACE = NodeNamespace(name="llm", node_modules=("harness.models.nodes",
                                    "context harness, round history")
 
 _EXPORTS = {
-    "harness.models.client": ("BASE_URL_ENV", "ModelClient", "client_for_graph", "effective_setup", "make_client",
-                              "model_fingerprint"),
+    "harness.models.client": ("BASE_URL_ENV", "ModelClient", "check_graph_setup", "client_for_graph",
+                              "effective_setup", "make_client", "model_fingerprint"),
     "harness.models.profile": ("InferenceProfile", "ProfileError", "load_profile", "resolve_profile_path"),
     "harness.models.request": ("CassetteMiss", "ModelCallError", "ModelResponse"),
 }

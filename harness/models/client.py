@@ -32,6 +32,11 @@ log = logging.getLogger("harness.models")
 MODES = ("live", "record", "replay")
 
 
+# The module of each live backend (its SDK is most of a worker's imports: evaluation
+# workers preload it, see harness.evaluation.evaluator).
+BACKEND_MODULES = {"anthropic": "harness.models.anthropic_backend", "openai": "harness.models.openai_backend"}
+
+
 def _make_backend(profile: InferenceProfile):
     if profile.backend == "anthropic":
         from harness.models.anthropic_backend import AnthropicBackend
@@ -177,25 +182,44 @@ def with_base_url_override(profile: InferenceProfile) -> InferenceProfile:
     return profile
 
 
-def make_client(profile: InferenceProfile, mode: str | None = None, cassette: str | Path | Cassette | None = None,
-                *, on_retry: Callable[[dict], None] | None = None) -> ModelClient:
-    """Build the client for a profile (mode and cassette as `effective_setup` resolves them)."""
+def checked_setup(profile: InferenceProfile, mode: str | None = None, cassette=None):
+    """(profile, mode, cassette) a client would be built from, refused with a ProfileError
+    naming what is missing (a cassette to replay or record, an API key) — without importing
+    the backend's SDK."""
     profile = with_base_url_override(profile)
     mode, cassette = effective_setup(profile, mode, cassette)
     if mode in ("record", "replay") and cassette is None:
         raise ProfileError(f"mode {mode!r} needs a cassette: set the profile key 'cassette', "
                            "pass one, or set ARCHITECT_CASSETTE")
-    if cassette is not None and not isinstance(cassette, Cassette):
-        if mode == "replay" and not Path(cassette).is_file():
-            raise ProfileError(f"cassette not found: {cassette}")
-        cassette = Cassette(cassette)
+    if mode == "replay" and not isinstance(cassette, Cassette) and not Path(cassette).is_file():
+        raise ProfileError(f"cassette not found: {cassette}")
     if mode != "replay" and not profile.base_url and profile.api_key() is None:
         env = profile.api_key_env or DEFAULT_KEY_ENV[profile.backend]
         raise ProfileError(f"profile {profile.name!r} calls the hosted {profile.backend} API but ${env} "
                            "is not set (export it, or set api_key_env / base_url in the profile)")
+    return profile, mode, cassette
+
+
+def make_client(profile: InferenceProfile, mode: str | None = None, cassette: str | Path | Cassette | None = None,
+                *, on_retry: Callable[[dict], None] | None = None) -> ModelClient:
+    """Build the client for a profile (mode and cassette as `effective_setup` resolves them)."""
+    profile, mode, cassette = checked_setup(profile, mode, cassette)
+    if cassette is not None and not isinstance(cassette, Cassette):
+        cassette = Cassette(cassette)
     backend = None if mode == "replay" else _make_backend(profile)
     return ModelClient(profile, mode=mode, cassette=cassette if mode != "live" else None,
                        backend=backend, on_retry=on_retry)
+
+
+def check_graph_setup(graph: dict, candidate_dir=None) -> None:
+    """Refuse what `client_for_graph` would refuse (the profile, its mode, cassette and
+    API key), the same way, without building the backend (importing its SDK)."""
+    pinned = graph.get("model_profile")
+    if not pinned:
+        return
+    _, _, cassette = checked_setup(load_profile(resolve_profile_path(pinned["path"], candidate_dir)))
+    if cassette is not None and not isinstance(cassette, Cassette):
+        Cassette(cassette)  # reading it checks it
 
 
 def client_for_graph(graph: dict, candidate_dir=None, mode: str | None = None, cassette=None,

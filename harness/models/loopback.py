@@ -117,6 +117,10 @@ class LoopbackServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # The headers and the body go out in two writes; with Nagle's algorithm the body
+            # waits for the client's delayed ACK of the headers (~40 ms on every answer). Real
+            # model servers (uvicorn, vLLM) set TCP_NODELAY too.
+            disable_nagle_algorithm = True
 
             def do_POST(self):  # noqa: N802 (http.server naming)
                 length = int(self.headers.get("content-length", 0))

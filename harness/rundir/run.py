@@ -75,13 +75,14 @@ class Run:
         return {"backend": setting.get("backend"), "ray_address": setting.get("ray_address")}
 
     def evaluate_staging(self, staging: Path, kind: str, progress: bool = False) -> dict:
-        """Smoke ("smoke") or performance ("eval") evaluation into the staging folder."""
+        """Smoke ("smoke") or performance ("eval") evaluation into the staging folder; the workers
+        fork from the run's warm forkserver, kept across this run's commands."""
         from harness.rundir.tiers import run_tier
 
         name, episodes = self.tier(kind)
         return run_tier(staging / "candidate", staging / kind, kind=kind, tier=name, episodes=episodes,
                         progress=progress, evaluation=self.manifest.get("evaluation"),
-                        tiers=self.manifest.get("tiers"))
+                        tiers=self.manifest.get("tiers"), warm_scope=str(self.root))
 
 
 @contextmanager

@@ -114,11 +114,12 @@ def refuse_duplicates(executor, tier_names) -> dict[str, dict]:
 
 def run_tier(candidate: Path, out_dir: Path, *, kind: str, tier: str, episodes: int | None,
              use_cache: bool = True, progress: bool = False, evaluation: dict | None = None,
-             tiers: dict | None = None) -> dict:
+             tiers: dict | None = None, warm_scope: str | None = None) -> dict:
     """Evaluate `candidate` on `tier` into `out_dir` (metrics.json, episodes/,
     verdict.json). kind "smoke" applies the smoke gate; "eval" requires a
     complete evaluation with a primary mean. `evaluation` is the manifest's
-    backend setting ({"backend", "ray_address"}), if any; `tiers` its `tiers:` (episode lists)."""
+    backend setting ({"backend", "ray_address"}), if any; `tiers` its `tiers:` (episode lists);
+    `warm_scope` the run's folder, whose warm forkserver the workers fork from."""
     from harness.evaluation import evaluate, smoke_gate
 
     digest = content_hash(candidate)
@@ -134,7 +135,7 @@ def run_tier(candidate: Path, out_dir: Path, *, kind: str, tier: str, episodes: 
     try:
         metrics = evaluate(candidate, tier, episodes=episodes, workers=workers, out_dir=out_dir,
                            use_cache=use_cache, progress=progress, backend=evaluation.get("backend"),
-                           ray_address=evaluation.get("ray_address"), tiers=tiers)
+                           ray_address=evaluation.get("ray_address"), tiers=tiers, warm_scope=warm_scope)
     except UserError as exc:
         verdict = {"passed": False, "reasons": [exc.message], "candidate_hash": digest, "tier": tier,
                    "complete": False, "infra_failures": None}

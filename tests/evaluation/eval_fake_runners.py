@@ -7,6 +7,7 @@ decides which episode crashes, hangs or sleeps."""
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -28,6 +29,8 @@ class ScriptedRunner:
         if pid_marker and not Path(pid_marker).exists():
             Path(pid_marker).write_text(str(os.getpid()))  # a test kills this process from outside
             time.sleep(120)
+        if episode.get("say"):
+            print(episode["say"], file=sys.stderr, flush=True)
         if episode.get("crash"):
             os._exit(7)
         if episode.get("hang"):
@@ -39,7 +42,7 @@ class ScriptedRunner:
         seed = episode["seed"]
         return {"success": seed % 2 == 0, "reward": seed / 100, "steps": seed % 7 + 1, "ticks": 1,
                 "termination": "success" if seed % 2 == 0 else "sim_done", "error": None,
-                "metrics": {"pid": self.pid, "runner_episodes": self.episodes_run, "start": started,
+                "metrics": {"pid": self.pid, "ppid": os.getppid(), "runner_episodes": self.episodes_run, "start": started,
                             "end": time.time(), "probe_env": os.environ.get("ARCHITECT_TEST_PROBE")},
                 "model_calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0,
                 "wall_seconds": time.time() - started}

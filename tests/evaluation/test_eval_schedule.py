@@ -70,3 +70,20 @@ def test_episodes_served_from_the_cache_are_not_scheduled(eval_env, tmp_path):
     evaluate(cand, "smoke", workers=1, progress=False)
     again = evaluate(cand, "smoke", workers=1, progress=False)
     assert again["cached"] == again["n"] and again["schedule"] is None
+
+
+def test_a_model_calling_graph_keeps_its_own_durations(eval_env, tmp_path):
+    """Its episodes' lengths follow its model calls, not the simulator's steps: the order
+    recorded by a graph without a model is not used for it, nor the other way round."""
+    from eval_candidates import make_model_candidate
+
+    from harness.models.loopback import LoopbackServer
+
+    evaluate(make_candidate(tmp_path / "plain"), "smoke", workers=1, use_cache=False, progress=False)
+    with LoopbackServer(lambda api, system, messages, body: "left") as server:
+        cand = make_model_candidate(tmp_path / "model", server.openai_url, concurrency=2)
+        first = evaluate(cand, "smoke", workers=1, use_cache=False, progress=False)
+        second = evaluate(cand, "smoke", workers=1, use_cache=False, progress=False)
+    assert first["schedule"]["order"] == "tier" and second["schedule"]["order"] == "longest_expected_first"
+    assert set(EpisodeDurations("babyai", "smoke-model").load()) == {r["episode_id"] for r in first["episodes"]}
+    assert EpisodeDurations("babyai", "smoke").load()  # the plain graph's record stays its own
