@@ -96,7 +96,7 @@ def _nested_hook(depth: int):
 
 
 def _from_ext(code: int, body: bytes, depth: int):
-    if depth >= MAX_DEPTH:
+    if depth > MAX_DEPTH:
         raise CodecError(f"malformed value: nested deeper than {MAX_DEPTH} levels")
     if code == _TUPLE:
         items = _unpack(body, depth + 1)
