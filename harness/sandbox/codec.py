@@ -12,7 +12,9 @@ The format is MessagePack (`msgpack`, its C packer and unpacker): maps,
 arrays, strings, binary and numbers natively; tuples, numpy arrays, numpy
 scalars and integers beyond 64 bits as extension records of this module.
 Both ways a value nests at most `MAX_DEPTH` levels of lists, tuples and
-dicts (a walk over containers only; the leaves are checked by type in C).
+dicts. Every level costs its encoding at least one container header byte, so
+bytes holding at most `MAX_DEPTH` of those cannot nest deeper (one C pass);
+only other values are walked (over containers; leaves are checked by type in C).
 Decoding is bounded by the data: msgpack refuses lengths beyond the bytes
 given, and extension records (each unpacked on its own) nest at most
 `MAX_DEPTH` before the walk runs.
@@ -26,6 +28,9 @@ import msgpack
 
 MAX_DEPTH = 64
 _CONTAINERS = frozenset((list, tuple, dict))
+# msgpack's container and extension headers: fixmap, fixarray, array/map 16/32, fixext 1-16, ext 8/16/32
+_HEADER_BYTES = frozenset([*range(0x80, 0xA0), *range(0xDC, 0xE0), *range(0xD4, 0xD9), *range(0xC7, 0xCA)])
+_OTHER_BYTES = bytes(b for b in range(256) if b not in _HEADER_BYTES)
 _TUPLE, _ARRAY, _SCALAR, _BIGINT = 1, 2, 3, 4
 _NUMERIC_KINDS = frozenset("biufc")
 _INT64_MIN, _UINT64_MAX = -(1 << 63), (1 << 64) - 1
@@ -44,15 +49,17 @@ class _Refused(Exception):
 
 
 def encode(value) -> bytes:
-    _check_depth(value)
     try:
-        return _pack(value, _default)
+        data = _pack(value, _default)
     except CodecError:
         raise
     except _Refused as refused:
         raise CodecError(f"{_path(value, refused.value) or 'value'}: {refused.why}") from None
     except (RecursionError, ValueError, TypeError, OverflowError) as exc:  # msgpack's own limits (nesting, sizes)
         raise CodecError(f"value: {exc}") from None
+    if _may_nest_deeper(data):
+        _check_depth(value)
+    return data
 
 
 def _pack(value, default) -> bytes:
@@ -62,12 +69,17 @@ def _pack(value, default) -> bytes:
 def decode(data: bytes):
     try:
         value = _unpack(data, 0)
-        _check_depth(value)
+        if _may_nest_deeper(data):
+            _check_depth(value)
         return value
     except CodecError:
         raise
     except _DECODE_ERRORS as exc:
         raise CodecError(f"malformed value: {type(exc).__name__}: {str(exc)[:200]}") from None
+
+
+def _may_nest_deeper(data: bytes) -> bool:
+    return len(data) > MAX_DEPTH and len(data.translate(None, _OTHER_BYTES)) > MAX_DEPTH
 
 
 def _check_depth(value) -> None:
