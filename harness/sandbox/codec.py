@@ -95,16 +95,9 @@ def _nests_within(container, depth: int) -> bool:
 
 
 def _unpack(data: bytes, depth: int):
-    return msgpack.unpackb(data, ext_hook=_ext_hook if depth == 0 else _nested_hook(depth), raw=False,
-                           strict_map_key=False, use_list=True, timestamp=0)
-
-
-def _ext_hook(code: int, body: bytes):
-    return _from_ext(code, body, 0)
-
-
-def _nested_hook(depth: int):
-    return lambda code, body: _from_ext(code, body, depth)
+    # timestamp=2: msgpack's own timestamp record (ext -1, never given to ext_hook) decodes as plain int nanoseconds
+    return msgpack.unpackb(data, ext_hook=lambda code, body: _from_ext(code, body, depth), raw=False,
+                           strict_map_key=False, use_list=True, timestamp=2)
 
 
 def _from_ext(code: int, body: bytes, depth: int):

@@ -107,6 +107,11 @@ def test_malformed_bytes_are_a_codec_error(data, needle):
         codec.decode(data)
 
 
+def test_msgpack_timestamps_decode_as_plain_integers():
+    out = codec.decode(msgpack.packb([msgpack.Timestamp(2, 5)], datetime=False))
+    assert out == [2_000_000_005] and type(out[0]) is int
+
+
 def test_a_sandbox_frame_larger_than_one_read_arrives_whole():
     history = [{"round": i, "decision": "x" * 1000} for i in range(300)]  # ~300 kB: many reads each way
     harness = SandboxedHarness("def build_context(history):\n"
