@@ -2,7 +2,9 @@
 process, harness.canvas.isolated) vs the same file imported as a built-in
 type, per firing (p50 over single firings); (2) the end-to-end slowdown of the
 BabyAI seed whose main planner (`act`, babyai.SubgoalExecutor) is re-authored
-as a candidate node type `extends=` the built-in; (3) a context-harness call
+as a candidate node type `extends=` the built-in (the two runners alternate
+episode by episode, so a load that changes during the run weighs on both
+alike); (3) a context-harness call
 in its sandbox process vs the same restricted function called in-process;
 (4) `validate` of a nodeset candidate (the babyai-llm seed): its files' first
 declaration (a sandbox process loads them) and a copy of it in a new folder,
@@ -127,7 +129,9 @@ class Executor(Node):
 
 def measure_seed(episodes: int) -> dict:
     """Seconds to run the first `episodes` of BabyAI's search tier with the babyai seed, and with
-    its planner `act` as an isolated candidate type extending the built-in (one runner each)."""
+    its planner `act` as an isolated candidate type extending the built-in (one runner each). The
+    two runners take turns episode by episode, so that both meet the same load of the machine."""
+    import contextlib
     import json
 
     from executors import load_executor
@@ -137,19 +141,25 @@ def measure_seed(episodes: int) -> dict:
     seed = PROJECT_ROOT / "seeds" / "babyai"
     graph = json.loads((seed / "graph.json").read_text())
     out = {"episodes": len(tier)}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         folder = Path(tmp)
         (folder / "nodeset").mkdir()
         (folder / "nodeset" / "executor.py").write_text(PLANNER)
         isolated = json.loads(json.dumps(graph))
         isolated["nodes"]["act"]["type"] = "candidate.Executor"
-        for label, g, where in (("builtin", graph, seed), ("isolated", isolated, folder)):
-            with GraphRunner(g, candidate_dir=where) as runner:
+        runners = {"builtin": stack.enter_context(GraphRunner(graph, candidate_dir=seed)),
+                   "isolated": stack.enter_context(GraphRunner(isolated, candidate_dir=folder))}
+        results: dict[str, list] = {label: [] for label in runners}
+        seconds = dict.fromkeys(runners, 0.0)
+        for episode in tier:
+            for label, runner in runners.items():
                 start = time.perf_counter()
-                results = [runner.run_episode(dict(e)) for e in tier]
-                out[label] = time.perf_counter() - start
-                out[label + "_success"] = sum(r["success"] for r in results)
-                out[label + "_firings"] = sum(r["ticks"] for r in results)
+                results[label].append(runner.run_episode(dict(episode)))
+                seconds[label] += time.perf_counter() - start
+        for label, done in results.items():
+            out[label] = seconds[label]
+            out[label + "_success"] = sum(r["success"] for r in done)
+            out[label + "_firings"] = sum(r["ticks"] for r in done)
     return out
 
 

@@ -194,6 +194,7 @@ class IsolatedNode(Node):
     def __init__(self, node_id: str, config: dict | None = None):
         super().__init__(node_id, config)
         self._key = next(_keys)
+        self._seconds = call_seconds()  # read once per node, not per firing
         self._process = self._nodeset.process()
         self._nodeset.acquire(self._process)
         self._set_up = False
@@ -256,7 +257,7 @@ class IsolatedNode(Node):
         if message["op"] == "create":
             message.setdefault("node", self._spec(ctx))
         try:
-            return self._process.request(message, call_seconds(), on_call=lambda call: _serve_call(call, ctx))
+            return self._process.request(message, self._seconds, on_call=lambda call: _serve_call(call, ctx))
         except SandboxError as exc:
             raise self._failure(_REASONS[exc.reason], str(exc)) from None
 

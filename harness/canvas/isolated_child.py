@@ -135,11 +135,12 @@ def serve(memory_bytes: str) -> int:
     allow_cpu = apply_limits(int(memory_bytes))
     channel = Channel()
     server = _Server(channel)
+    cpu_seconds = call_seconds() + 1.0
     while True:
         msg = channel.receive()
         if msg is None:
             return 0
-        allow_cpu(call_seconds() + 1.0 if msg.get("op") != "prepare" else LOAD_SECONDS)
+        allow_cpu(cpu_seconds if msg.get("op") != "prepare" else LOAD_SECONDS)
         try:
             reply = server.handle(msg)
         except MemoryError:

@@ -18,26 +18,23 @@ The file is evolved by an optimizer, so it is treated as hostile:
 - check time (`check_context_harness`) runs the sandbox on probe histories
   generated from the executor's declared history format (empty, long, odd values).
 
-This file is also the sandbox's program (`python -I context_harness.py --serve`);
-of the harness it imports only the restricted-execution core, so the sandbox starts fast.
+The sandbox process is the shared one (`harness.sandbox.process`, the same
+core candidate node types run in); this module's `serve` is its program, and
+of the harness it imports only the sandbox package, so the sandbox starts fast.
 """
 
 from __future__ import annotations
 
 import ast
-import atexit
 import hashlib
 import json
 import math
 import os
-import select
-import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
+from harness.sandbox.process import Channel, SandboxDied, SandboxError, SandboxProcess, SandboxTimeout, apply_limits
 from harness.sandbox.restricted import SIMPLE_CODE_NAMES, SIMPLE_CODE_NODES, IterationBudget, RestrictedError, Rules
 
 FUNCTION = "build_context"
@@ -154,10 +151,10 @@ for _name in dir(math):
 # -- the sandbox process -------------------------------------------------------
 
 class SandboxedHarness:
-    """A context harness that runs only in its own sandbox process.
+    """A context harness that runs only in its own sandbox process (`harness.sandbox.process`).
 
     The process caps its address space and CPU time before the candidate's
-    module is executed, serves one JSON request per line, and is killed by the
+    module is executed, serves one call per request frame, and is killed by the
     caller when a call overruns `max_seconds` of wall-clock time; the next call
     starts a fresh one. Thread-safe (calls are serialised); `close()` ends it."""
 
@@ -168,100 +165,52 @@ class SandboxedHarness:
             raise ContextHarnessError("context harness rejected: " + "; ".join(problems))
         self.filename, self.max_seconds, self.memory_bytes = filename, max_seconds, memory_bytes
         self._source = source
-        self._proc: subprocess.Popen | None = None
-        self._buffer = b""
-        self._lock = threading.Lock()
-        self.starts = 0
+        self._process = SandboxProcess("harness.models.context_harness:serve", (str(memory_bytes), str(max_seconds)),
+                                       max_reply_bytes=MAX_REPLY_BYTES, on_start=self._load)
+
+    @property
+    def starts(self) -> int:
+        """How many sandbox processes this harness started."""
+        return self._process.generation
 
     def __call__(self, history) -> str:
-        payload = (json.dumps({"history": history}, default=str) + "\n").encode()
-        with self._lock:
-            self._ensure_started()
-            try:
-                self._proc.stdin.write(payload)
-                self._proc.stdin.flush()
-            except OSError:
-                raise self._died("while receiving the history") from None
-            reply = self._reply(self.max_seconds + 0.5, "ran longer than")
-            if reply.get("restart"):
-                self._kill()
+        # what the harness sees is the history as JSON (values JSON cannot hold as their text)
+        message = {"history": json.dumps(history, default=str)}
+        try:
+            reply = self._process.request(message, self.max_seconds + 0.5)
+        except SandboxError as exc:
+            raise self._error(exc, "ran longer than") from None
         if not reply.get("ok"):
-            raise ContextHarnessError(reply.get("error") or "the harness failed")
+            raise ContextHarnessError(str(reply.get("error") or "the harness failed"))
+        if not isinstance(reply.get("context"), str):
+            raise ContextHarnessError(f"{self.filename}: the sandbox sent a reply without a context")
         return reply["context"]
 
     def close(self) -> None:
-        with self._lock:
-            self._kill()
+        self._process.close()
 
     # -- internals ---------------------------------------------------------
-    def _ensure_started(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            return
-        self._kill()
-        self.starts += 1
-        self._proc = subprocess.Popen(
-            [sys.executable, "-I", os.path.abspath(__file__), "--serve", str(self.memory_bytes),
-             str(self.max_seconds)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C.UTF-8"})
-        _LIVE.add(self._proc)
+    def _load(self, process: SandboxProcess) -> None:
+        """A fresh process's first request: the source, whose top level runs there under the limits."""
         try:
-            self._proc.stdin.write((json.dumps({"source": self._source, "filename": self.filename}) + "\n").encode())
-            self._proc.stdin.flush()
-        except OSError:
-            raise self._died("while loading") from None
-        reply = self._reply(START_SECONDS + self.max_seconds, "did not load within")
+            reply = process._exchange({"source": self._source, "filename": self.filename},  # noqa: SLF001
+                                      START_SECONDS + self.max_seconds, None)
+        except SandboxError as exc:
+            raise self._error(exc, "did not load within") from None
         if not reply.get("ok"):
-            self._kill()
-            raise ContextHarnessError(reply.get("error") or f"{self.filename}: failed to load")
+            process.close()
+            raise ContextHarnessError(str(reply.get("error") or f"{self.filename}: failed to load"))
 
-    def _reply(self, timeout: float, overrun: str) -> dict:
-        deadline = time.monotonic() + timeout
-        out = self._proc.stdout.fileno()
-        while b"\n" not in self._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([out], [], [], left)[0]:
-                self._kill()
-                raise ContextHarnessError(f"{self.filename}: {FUNCTION} {overrun} {self.max_seconds} s "
-                                          "(the sandbox process was killed)")
-            chunk = os.read(out, 65536)
-            if not chunk:
-                raise self._died("while running")
-            self._buffer += chunk
-            if len(self._buffer) > MAX_REPLY_BYTES:
-                self._kill()
-                raise ContextHarnessError(f"{self.filename}: {FUNCTION} replied with more than {MAX_REPLY_BYTES} bytes")
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        try:
-            return json.loads(line)
-        except ValueError:
-            self._kill()
-            raise ContextHarnessError(f"{self.filename}: the sandbox sent an unreadable reply") from None
-
-    def _died(self, when: str) -> ContextHarnessError:
-        code = self._proc.wait() if self._proc is not None else None
-        self._kill()
-        cause = {-signal.SIGXCPU: "CPU-time limit", -signal.SIGKILL: "killed", -signal.SIGSEGV: "crashed"}.get(
-            code, f"exit code {code}")
-        return ContextHarnessError(f"{self.filename}: the sandbox process died {when} ({cause}; CPU "
-                                   f"{self.max_seconds} s, memory {self.memory_bytes >> 20} MB)")
-
-    def _kill(self) -> None:
-        proc, self._proc, self._buffer = self._proc, None, b""
-        if proc is None:
-            return
-        _LIVE.discard(proc)
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        for stream in (proc.stdin, proc.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
+    def _error(self, exc: SandboxError, overrun: str) -> ContextHarnessError:
+        if isinstance(exc, SandboxTimeout):
+            return ContextHarnessError(f"{self.filename}: {FUNCTION} {overrun} {self.max_seconds} s "
+                                       "(the sandbox process was killed)")
+        if isinstance(exc, SandboxDied):
+            return ContextHarnessError(f"{self.filename}: {exc} (CPU {self.max_seconds} s, memory "
+                                       f"{self.memory_bytes >> 20} MB)")
+        return ContextHarnessError(f"{self.filename}: {exc}")
 
 
-_LIVE: set = set()
 _SHARED: dict[tuple[str, str], SandboxedHarness] = {}
 _SHARED_LOCK = threading.Lock()
 
@@ -275,13 +224,6 @@ def shared_harness(source: str, filename: str = "build_context.py") -> Sandboxed
         if harness is None:
             harness = _SHARED[key] = SandboxedHarness(source, filename)
         return harness
-
-
-@atexit.register
-def _kill_all() -> None:
-    for proc in list(_LIVE):
-        if proc.poll() is None:
-            proc.kill()
 
 
 def load_context_harness(path: str | os.PathLike) -> SandboxedHarness:
@@ -317,56 +259,35 @@ def check_context_harness(path: str | os.PathLike, histories: list[tuple[str, li
     return []
 
 
-def _serve(memory_bytes: int, max_seconds: float) -> int:
-    """The sandbox process: limits first, then the candidate's module, then one call per request line."""
-    import resource
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's business, not the candidate's
-    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    budget = int(math.ceil(max_seconds)) + 1
-
-    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
-
-    def allow_cpu() -> None:  # the soft limit (SIGXCPU ends the process) moves with the CPU time used so far
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        soft = int(usage.ru_utime + usage.ru_stime) + budget
-        resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
-
-    def send(obj) -> None:
-        sys.stdout.buffer.write((json.dumps(obj) + "\n").encode())
-        sys.stdout.buffer.flush()
+def serve(memory_bytes: str, max_seconds: str) -> int:
+    """The sandbox process's program: limits first, then the candidate's module, then one call per request."""
+    memory, seconds = int(memory_bytes), float(max_seconds)
+    allow_cpu = apply_limits(memory)
+    channel = Channel()
 
     def failure(exc: BaseException) -> dict:
         if isinstance(exc, ContextHarnessError):
             return {"ok": False, "error": str(exc)[:2000]}
         if isinstance(exc, MemoryError):
-            return {"ok": False, "restart": True,
-                    "error": f"{FUNCTION} ran out of memory (limit {memory_bytes >> 20} MB)"}
+            return {"ok": False, "restart": True, "error": f"{FUNCTION} ran out of memory (limit {memory >> 20} MB)"}
         return {"ok": False, "error": f"{FUNCTION} failed: {type(exc).__name__}: {str(exc)[:300]}"}
 
-    request = json.loads(sys.stdin.buffer.readline() or b"{}")
-    allow_cpu()
+    request = channel.receive() or {}
+    allow_cpu(seconds + 1.0)
     try:
-        harness = ContextHarness(request["source"], request.get("filename", "build_context.py"),
-                                 max_seconds=max_seconds)
+        harness = ContextHarness(request["source"], request.get("filename", "build_context.py"), max_seconds=seconds)
     except BaseException as exc:  # noqa: BLE001 - whatever the top level does, report it and stop
-        send(failure(exc))
+        channel.send(failure(exc))
         return 1
-    send({"ok": True})
-    for line in sys.stdin.buffer:
+    channel.send({"ok": True})
+    while (request := channel.receive()) is not None:
         try:
-            history = json.loads(line)["history"]
-            allow_cpu()
-            send({"ok": True, "context": harness(history)})
+            history = json.loads(request["history"])
+            allow_cpu(seconds + 1.0)
+            channel.send({"ok": True, "context": harness(history)})
         except MemoryError as exc:
-            send(failure(exc))
+            channel.send(failure(exc))
             return 1  # a fresh process serves the next call
         except BaseException as exc:  # noqa: BLE001 - the candidate's failure, reported to the caller
-            send(failure(exc))
+            channel.send(failure(exc))
     return 0
-
-
-if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--serve":
-        sys.exit(_serve(int(sys.argv[2]), float(sys.argv[3])))
-    sys.exit("usage: context_harness.py --serve MEMORY_BYTES MAX_SECONDS")

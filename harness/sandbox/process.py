@@ -34,6 +34,7 @@ from typing import Any, Callable
 from harness.sandbox import codec
 
 _HEADER = struct.Struct("<I")
+_READ_BYTES = 1 << 16   # one read takes a whole small frame, header and body
 START_SECONDS = 60.0   # allowance for the child's interpreter and its imports (a loaded 2-core machine)
 _BOOT = ("import sys, json, importlib; sys.path[:0] = json.loads(sys.argv[1]); "
          "module, _, function = sys.argv[2].partition(':'); "
@@ -78,6 +79,7 @@ class SandboxProcess:
         self.max_reply_bytes = max_reply_bytes
         self.generation = 0
         self._proc: subprocess.Popen | None = None
+        self._buffer = bytearray()
         self._workdir: tempfile.TemporaryDirectory | None = None
         self._lock = threading.RLock()
 
@@ -111,7 +113,7 @@ class SandboxProcess:
 
     # -- internals ---------------------------------------------------------
     def _ensure_started(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
+        if self._proc is not None:  # a process that died since is found by the next write or read
             return
         self._kill()
         self._workdir = tempfile.TemporaryDirectory(prefix="architect-sandbox-")
@@ -139,12 +141,15 @@ class SandboxProcess:
 
     def _receive(self, timeout: float) -> dict:
         deadline = time.monotonic() + timeout
-        header = self._read(_HEADER.size, deadline, timeout)
-        (size,) = _HEADER.unpack(header)
+        self._fill(_HEADER.size, deadline, timeout)
+        (size,) = _HEADER.unpack_from(self._buffer)
         if size > self.max_reply_bytes:
             self._kill()
             raise SandboxBadReply(f"the sandbox replied with {size} bytes (limit {self.max_reply_bytes})")
-        body = self._read(size, deadline, timeout)
+        end = _HEADER.size + size
+        self._fill(end, deadline, timeout)
+        body = bytes(self._buffer[_HEADER.size:end])
+        del self._buffer[:end]
         try:
             reply = codec.decode(body)
         except codec.CodecError as exc:
@@ -155,20 +160,18 @@ class SandboxProcess:
             raise SandboxBadReply("the sandbox sent a reply that is not a record")
         return reply
 
-    def _read(self, size: int, deadline: float, timeout: float) -> bytes:
+    def _fill(self, size: int, deadline: float, timeout: float) -> None:
+        """Read until the buffer holds `size` bytes (a frame usually arrives in one read)."""
         out = self._proc.stdout.fileno()
-        chunks, have = [], 0
-        while have < size:
+        while len(self._buffer) < size:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([out], [], [], left)[0]:
                 self._kill()
                 raise SandboxTimeout(f"no reply within {timeout:g} s (the sandbox process was killed)")
-            chunk = os.read(out, min(size - have, 1 << 20))
+            chunk = os.read(out, min(max(size - len(self._buffer), _READ_BYTES), 1 << 20))
             if not chunk:
                 raise self._died("while running")
-            chunks.append(chunk)
-            have += len(chunk)
-        return b"".join(chunks)
+            self._buffer += chunk
 
     def _died(self, when: str) -> SandboxDied:
         code = self._proc.wait() if self._proc is not None else None
@@ -179,6 +182,7 @@ class SandboxProcess:
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
+        self._buffer.clear()
         if proc is not None:
             _LIVE.discard(proc)
             if proc.poll() is None:
@@ -207,11 +211,14 @@ def apply_limits(memory_bytes: int) -> Callable[[float], None]:
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    current = [None]
 
     def allow_cpu(seconds: float) -> None:
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        soft = int(usage.ru_utime + usage.ru_stime + seconds) + 1
-        resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+        soft = int(time.process_time() + seconds) + 1
+        soft = soft if hard == resource.RLIM_INFINITY else min(soft, hard)
+        if soft != current[0]:  # whole seconds: most requests leave the limit where it is
+            resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+            current[0] = soft
 
     return allow_cpu
 
@@ -221,17 +228,21 @@ class Channel:
 
     def __init__(self):
         self._in, self._out = os.dup(0), os.dup(1)
+        self._buffer = bytearray()
         devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 0)
         os.dup2(devnull, 1)  # a print() of hostile code cannot corrupt the frames
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
 
     def receive(self) -> dict | None:
-        header = self._read(_HEADER.size)
-        if header is None:
+        if not self._fill(_HEADER.size):
             return None
-        body = self._read(_HEADER.unpack(header)[0])
-        return codec.decode(body) if body is not None else None
+        end = _HEADER.size + _HEADER.unpack_from(self._buffer)[0]
+        if not self._fill(end):
+            return None
+        body = bytes(self._buffer[_HEADER.size:end])
+        del self._buffer[:end]
+        return codec.decode(body)
 
     def send(self, message: dict) -> None:
         data = codec.encode(message)
@@ -249,12 +260,11 @@ class Channel:
             raise RuntimeError(answer.get("error") or "the call failed")
         return answer.get("value")
 
-    def _read(self, size: int) -> bytes | None:
-        chunks, have = [], 0
-        while have < size:
-            chunk = os.read(self._in, size - have)
+    def _fill(self, size: int) -> bool:
+        """Read until the buffer holds `size` bytes; False at the end of input."""
+        while len(self._buffer) < size:
+            chunk = os.read(self._in, max(size - len(self._buffer), _READ_BYTES))
             if not chunk:
-                return None
-            chunks.append(chunk)
-            have += len(chunk)
-        return b"".join(chunks)
+                return False
+            self._buffer += chunk
+        return True
