@@ -1,12 +1,12 @@
 """Per-episode log: one record per node firing, every port value in full, as JSONL.
 
-What a firing costs on the hot path is one C-speed JSON encoding per port value
-(its snapshot: values may change after the firing); everything else waits for
-`write_jsonl`/`records`:
+What a firing costs on the hot path is one orjson encoding per port value that
+is not a scalar (its snapshot: values may change after the firing), kept as
+bytes; everything else waits for `write_jsonl`/`records`:
 
 - scalars and short strings are quoted directly (no encoder call);
-- a value whose JSON text is longer than `SHARED_CHARS` is stored once per
-  episode in a `value` line and referenced as `{"$value": N}` (a prompt, a
+- a value whose JSON text is longer than `SHARED_CHARS` bytes is stored once
+  per episode in a `value` line and referenced as `{"$value": N}` (a prompt, a
   caption list, an observation repeated tick after tick);
 - arrays are stored once per distinct content in an `array` line and referenced
   as `{"$array": N}`; their bytes are kept and base64-encoded when written;
@@ -22,13 +22,22 @@ What a firing costs on the hot path is one C-speed JSON encoding per port value
   firing of a node that may write state cells: a cell's live value may be on a
   port.)
 
+orjson writes what the standard library's C encoder writes, up to spelling
+(floats' shortest form, text as UTF-8 rather than `\\u` escapes). What it would
+write differently is encoded by the standard library instead: a text holding
+`null` (orjson writes NaN and infinities as null; they must become `$float`), one
+holding a character `str.splitlines` breaks lines at (the reader splits on
+them), and whatever orjson refuses (keys that are not strings, integers beyond
+64 bits, nesting past 255 levels).
+
 Values that are not JSON data are written as tagged objects (see
 `schemas/episode_log_line.schema.json`): `$array`, `$object` (an object's
 `log_value()` if it has one, else its dataclass fields, else its repr without
 memory addresses), `$float` (non-finite), `$set`, `$bytes`, `$dict` (keys
 that are not strings or numbers). Dict keys that are numbers are written as
-JSON strings. `harness.canvas.log_reader.read_log` reads the lines back with
-every reference resolved; `EpisodeLog.records` gives the same.
+JSON strings; an `Enum` member (neither a str nor an int) as its value.
+`harness.canvas.log_reader.read_log` reads the lines back with every reference
+resolved; `EpisodeLog.records` gives the same.
 """
 
 from __future__ import annotations
@@ -42,13 +51,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 FORMAT = 2
 SHARED_CHARS = 160  # longer JSON texts are stored once per episode and referenced
 MAX_ARRAY_BYTES = 1 << 20  # a larger array is logged by shape, dtype and statistics only
 _MAX_DEPTH = 64
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+|0x[0-9a-fA-F]{8,}")
-_SCALAR = {None: "null", True: "true", False: "false"}
-_quote = getattr(json.encoder, "c_encode_basestring_ascii", None) or json.encoder.py_encode_basestring_ascii
+_SCALAR = {None: b"null", True: b"true", False: b"false"}
+_ORJSON = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME  # both: tagged objects, as json does
+_LINE_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")  # U+0085, U+2028, U+2029 in UTF-8
+_ascii = getattr(json.encoder, "c_encode_basestring_ascii", None) or json.encoder.py_encode_basestring_ascii
+
+
+def _quote(text: str) -> bytes:
+    return _ascii(text).encode("ascii")
 
 
 def _encoder(default):
@@ -105,12 +122,13 @@ class EpisodeLog:
         # firings, _FIELDS values each, flat: a list of plain values gives the
         # cycle collector no new containers to track
         self._pending: list = []
-        self._values: dict[str, int] = {}  # JSON text -> value id
+        self._values: dict[bytes, int] = {}  # JSON text -> value id
         self._arrays: dict[tuple, int] = {}  # (dtype, shape, bytes) -> array id
         self._array_lines: list = []  # per array id: (dtype, shape, bytes) or a finished record
-        self._memo: dict[int, tuple[Any, Any]] = {}  # encodings of recent port values, by id
+        self._plain_dtypes: dict[int, tuple] = {}  # id(dtype) -> (dtype, dtype.str) for dtypes seen without objects
+        self._memo: dict[int, tuple[Any, bytes]] = {}  # encodings of recent port values, by id
         self._memo_nodes: set[str] = set()  # nodes that fired since the memo was cleared
-        self._keys: dict[str, str] = {}  # port name -> its JSON text and ":"
+        self._keys: dict[str, bytes] = {}  # port name -> its JSON text and ":"
         self._encode = _encoder(self._default)
         numpy = sys.modules.get("numpy")  # (not imported here: a log of plain values needs none)
         self._ndarray = numpy.ndarray if numpy is not None else None
@@ -149,20 +167,22 @@ class EpisodeLog:
             self._memo_nodes.clear()
             self._memo_nodes.add(node)
 
-    def _ports(self, ports: dict | None, fresh: bool) -> str:
+    def _ports(self, ports: dict | None, fresh: bool) -> bytes:
         """The JSON text of a node's ports: the snapshot of their values now."""
         if ports is None:
-            return "null"
+            return b"null"
         keys, memo, parts = self._keys, self._memo, []
         for k, v in ports.items():
             key = keys.get(k)
             if key is None:
-                key = keys[k] = _quote(str(k)) + ":"
+                key = keys[k] = _quote(str(k)) + b":"
             c = type(v)
             if c is str and len(v) <= SHARED_CHARS:
                 parts.append(key + _quote(v))
-            elif c is int or c is float and v - v == 0:
-                parts.append(key + repr(v))
+            elif c is int:
+                parts.append(b"%b%d" % (key, v))
+            elif c is float and v - v == 0:
+                parts.append(key + repr(v).encode())
             elif v is None or c is bool:
                 parts.append(key + _SCALAR[v])
             else:
@@ -173,25 +193,43 @@ class EpisodeLog:
                     fragment = self._fragment(v)
                     memo[id(v)] = (v, fragment)
                     parts.append(key + fragment)
-        return "{" + ",".join(parts) + "}"
+        return b"{" + b",".join(parts) + b"}"
 
-    def _fragment(self, v: Any) -> str:
-        try:
-            text = self._encode(v)
-        except (ValueError, TypeError, RecursionError):  # non-finite floats, odd keys, deep or cyclic data
-            text = self._encode(self._as_data(v, 0))
+    def _fragment(self, v: Any) -> bytes:
+        text = self._json(v)
         if len(text) > SHARED_CHARS:
             values = self._values
             vid = values.get(text)
             if vid is None:
                 vid = values[text] = len(values)
-            return '{"$value":%d}' % vid
+            return b'{"$value":%d}' % vid
         return text
 
+    def _json(self, v: Any) -> bytes:
+        """`v`'s JSON text: orjson's, unless the standard library's must be written (see the module doc)."""
+        try:
+            text = orjson.dumps(v, self._default, _ORJSON)
+        except TypeError:  # (orjson.JSONEncodeError is one)
+            pass
+        else:
+            if b"null" not in text and (text.isascii() or not any(b in text for b in _LINE_BREAKS)):
+                return text
+        try:
+            return self._encode(v).encode("ascii")
+        except (ValueError, TypeError, RecursionError):  # non-finite floats, odd keys, deep or cyclic data
+            return self._encode(self._as_data(v, 0)).encode("ascii")
+
     def _default(self, o: Any) -> Any:
-        """The C encoder's hook for what is not JSON data."""
+        """The encoders' hook for what is not JSON data."""
         if type(o) is self._ndarray:
+            plain = self._plain_dtypes.get(id(o.dtype))
+            if plain is not None and o.nbytes <= MAX_ARRAY_BYTES:  # the common case, without numpy calls
+                return {"$array": self._content_id((plain[1], o.shape, o.tobytes()))}
             return {"$array": self._array_id(o)}
+        if isinstance(o, float):  # subclasses (numpy's float64): orjson leaves them to this hook
+            return self._as_data(float(o), 1)
+        if isinstance(o, tuple):  # named tuples: a list, as json writes them
+            return list(o)
         if getattr(o, "ndim", None) == 0 and hasattr(o, "item"):  # numpy scalars
             return self._as_data(o.item(), 1)
         if hasattr(o, "shape") and hasattr(o, "dtype"):
@@ -238,58 +276,60 @@ class EpisodeLog:
                 lines.append(record)
                 return len(lines) - 1
             key = (arr.dtype.str, arr.shape, arr.tobytes())
+            self._plain_dtypes[id(arr.dtype)] = (arr.dtype, key[0])  # (the dtype kept: its id stays its own)
         except Exception as exc:  # an array-like numpy cannot read
             lines.append({"dtype": str(getattr(a, "dtype", "?")), "shape": list(getattr(a, "shape", ())),
                           "error": f"{type(exc).__name__}: {exc}"})
             return len(lines) - 1
+        return self._content_id(key)
+
+    def _content_id(self, key: tuple) -> int:
+        """The id of the array line holding this (dtype, shape, bytes), added if new."""
         aid = self._arrays.get(key)
         if aid is None:
-            aid = self._arrays[key] = len(lines)
-            lines.append(key)
+            aid = self._arrays[key] = len(self._array_lines)
+            self._array_lines.append(key)
         return aid
 
     # -- after the episode -----------------------------------------------------------
     def to_lines(self) -> list[str]:
         """The JSONL lines: the episode header, the shared arrays and values, then one line per firing."""
+        return [line.decode("utf-8") for line in self._byte_lines()]
+
+    def _byte_lines(self) -> list[bytes]:
         self.forget()  # release the values the memo holds
         header = {"kind": "episode", "format": FORMAT, "episode": self.episode, "result": self.result}
         if self.ports is not None:
             header["ports"] = self.ports
-        lines = [self._line(header)]
+        lines = [self._json(header)]
         for aid, entry in enumerate(self._array_lines):
             if type(entry) is tuple:  # (base64 needs no JSON escaping: formatted directly)
                 dtype, shape, data = entry
-                lines.append('{"kind":"array","id":%d,"dtype":%s,"shape":[%s],"base64":"%s"}'
-                             % (aid, _quote(dtype), ",".join(map(str, shape)), base64.b64encode(data).decode("ascii")))
+                lines.append(b'{"kind":"array","id":%d,"dtype":%b,"shape":[%b],"base64":"%b"}'
+                             % (aid, _quote(dtype), b",".join(b"%d" % n for n in shape), base64.b64encode(data)))
             else:
-                lines.append(self._line({"kind": "array", "id": aid, **entry}))
-        lines.extend('{"kind":"value","id":%d,"value":%s}' % (vid, text) for text, vid in self._values.items())
+                lines.append(self._json({"kind": "array", "id": aid, **entry}))
+        lines.extend(b'{"kind":"value","id":%d,"value":%b}' % (vid, text) for text, vid in self._values.items())
         lines.extend(self._firing_lines())
         return lines
 
     def _firing_lines(self):
         """One line per firing, from the snapshots taken when it fired."""
-        names: dict[str, str] = {}  # node and type names: their JSON
+        names: dict[str, bytes] = {}  # node and type names: their JSON
         for name in self._pending[0::_FIELDS] + self._pending[1::_FIELDS]:
             if name not in names:
                 names[name] = _quote(name)
         pending = self._pending
         for i in range(0, len(pending), _FIELDS):
             node, node_type, tick, inputs, outputs, duration_s, error, usage, self_fields = pending[i:i + _FIELDS]
-            line = (f'{{"kind":"firing","node":{names[node]},"type":{names[node_type]},"tick":{tick},'
-                    f'"inputs":{inputs},"outputs":{outputs},"duration_s":{round(duration_s, 7)!r},'
-                    f'"error":{"null" if error is None else _quote(error)}')
+            line = (b'{"kind":"firing","node":%b,"type":%b,"tick":%d,"inputs":%b,"outputs":%b,"duration_s":%b,'
+                    b'"error":%b' % (names[node], names[node_type], tick, inputs, outputs,
+                                     repr(round(duration_s, 7)).encode(), b"null" if error is None else _quote(error)))
             if usage:
-                line += "," + self._line(dict(zip(("model", "input_tokens", "output_tokens", "cost_usd"), usage)))[1:-1]
+                line += b"," + self._json(dict(zip(("model", "input_tokens", "output_tokens", "cost_usd"), usage)))[1:-1]
             if self_fields:
-                line += f',"self":{self_fields}'
-            yield line + "}"
-
-    def _line(self, value: Any) -> str:
-        try:
-            return self._encode(value)
-        except (ValueError, TypeError, RecursionError):
-            return self._encode(self._as_data(value, 0))
+                line += b',"self":' + self_fields
+            yield line + b"}"
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -305,8 +345,7 @@ class EpisodeLog:
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
         tmp = p.with_name(p.name + ".tmp")
-        lines = self.to_lines()
-        tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        tmp.write_bytes(b"\n".join(self._byte_lines()) + b"\n")
         tmp.replace(p)
         return p
 
