@@ -128,6 +128,7 @@ class EpisodeLog:
         self._plain_dtypes: dict[int, tuple] = {}  # id(dtype) -> (dtype, dtype.str) for dtypes seen without objects
         self._memo: dict[int, tuple[Any, bytes]] = {}  # encodings of recent port values, by id
         self._memo_nodes: set[str] = set()  # nodes that fired since the memo was cleared
+        self._texts: dict[int, tuple[str, bytes]] = {}  # long texts' encodings, by id
         self._keys: dict[str, bytes] = {}  # port name -> its JSON text and ":"
         self._encode = _encoder(self._default)
         numpy = sys.modules.get("numpy")  # (not imported here: a log of plain values needs none)
@@ -171,14 +172,20 @@ class EpisodeLog:
         """The JSON text of a node's ports: the snapshot of their values now."""
         if ports is None:
             return b"null"
-        keys, memo, parts = self._keys, self._memo, []
+        keys, memo, texts, parts = self._keys, self._memo, self._texts, []
         for k, v in ports.items():
             key = keys.get(k)
             if key is None:
                 key = keys[k] = _quote(str(k)) + b":"
             c = type(v)
-            if c is str and len(v) <= SHARED_CHARS:
-                parts.append(key + _quote(v))
+            if c is str:
+                if len(v) <= SHARED_CHARS:
+                    parts.append(key + _quote(v))
+                else:  # (immutable: encoded once per log, however often it comes)
+                    hit = texts.get(id(v))
+                    if hit is None or hit[0] is not v:
+                        hit = texts[id(v)] = (v, self._fragment(v))
+                    parts.append(key + hit[1])
             elif c is int:
                 parts.append(b"%b%d" % (key, v))
             elif c is float and v - v == 0:
