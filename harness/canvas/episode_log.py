@@ -181,29 +181,36 @@ class EpisodeLog:
             if c is str:
                 if len(v) <= SHARED_CHARS:
                     parts.append(key + _quote(v))
-                else:  # (immutable: encoded once per log, however often it comes)
-                    hit = texts.get(id(v))
-                    if hit is None or hit[0] is not v:
-                        hit = texts[id(v)] = (v, self._fragment(v))
-                    parts.append(key + hit[1])
+                    continue
+                hit = texts.get(id(v))  # (immutable: encoded once per log, however often it comes)
+                if hit is None or hit[0] is not v:
+                    hit = texts[id(v)] = (v, self._fragment(v))
             elif c is int:
                 parts.append(b"%b%d" % (key, v))
+                continue
             elif c is float and v - v == 0:
                 parts.append(key + repr(v).encode())
+                continue
             elif v is None or c is bool:
                 parts.append(key + _SCALAR[v])
+                continue
             else:
                 hit = None if fresh else memo.get(id(v))
-                if hit is not None and hit[0] is v:
-                    parts.append(key + hit[1])
-                else:
-                    fragment = self._fragment(v)
-                    memo[id(v)] = (v, fragment)
-                    parts.append(key + fragment)
+                if hit is None or hit[0] is not v:
+                    hit = memo[id(v)] = (v, self._fragment(v))
+            parts.append(key + hit[1])
         return b"{" + b",".join(parts) + b"}"
 
     def _fragment(self, v: Any) -> bytes:
-        text = self._json(v)
+        """`v`'s JSON text, or the reference to it when it is long. orjson's text, unless
+        the standard library's must be written (see the module doc)."""
+        try:
+            text = orjson.dumps(v, self._default, _ORJSON)
+        except TypeError:  # (orjson.JSONEncodeError is one)
+            text = self._stdlib_json(v)
+        else:
+            if b"null" in text or not text.isascii() and any(b in text for b in _LINE_BREAKS):
+                text = self._stdlib_json(v)
         if len(text) > SHARED_CHARS:
             values = self._values
             vid = values.get(text)
@@ -213,14 +220,16 @@ class EpisodeLog:
         return text
 
     def _json(self, v: Any) -> bytes:
-        """`v`'s JSON text: orjson's, unless the standard library's must be written (see the module doc)."""
+        """`v`'s JSON text, whatever its length (the header, arrays' records)."""
         try:
             text = orjson.dumps(v, self._default, _ORJSON)
-        except TypeError:  # (orjson.JSONEncodeError is one)
-            pass
-        else:
-            if b"null" not in text and (text.isascii() or not any(b in text for b in _LINE_BREAKS)):
-                return text
+        except TypeError:
+            return self._stdlib_json(v)
+        if b"null" in text or not text.isascii() and any(b in text for b in _LINE_BREAKS):
+            return self._stdlib_json(v)
+        return text
+
+    def _stdlib_json(self, v: Any) -> bytes:
         try:
             return self._encode(v).encode("ascii")
         except (ValueError, TypeError, RecursionError):  # non-finite floats, odd keys, deep or cyclic data
@@ -231,7 +240,9 @@ class EpisodeLog:
         if type(o) is self._ndarray:
             plain = self._plain_dtypes.get(id(o.dtype))
             if plain is not None and o.nbytes <= MAX_ARRAY_BYTES:  # the common case, without numpy calls
-                return {"$array": self._content_id((plain[1], o.shape, o.tobytes()))}
+                key = (plain[1], o.shape, o.tobytes())
+                aid = self._arrays.get(key)
+                return {"$array": self._content_id(key) if aid is None else aid}
             return {"$array": self._array_id(o)}
         if isinstance(o, float):  # subclasses (numpy's float64): orjson leaves them to this hook
             return self._as_data(float(o), 1)

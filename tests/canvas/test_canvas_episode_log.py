@@ -309,3 +309,65 @@ def test_logged_values_equal_an_eager_snapshot_and_arrays_are_complete():
     assert painter["outputs"]["pair"] == [2, None] and painter["outputs"]["label"] == "at 2"
     assert fast.ports["painter"] == {"type": "test.LogPainter",
                                      "outputs": {"canvas": "Any", "view": "Any", "label": "Text", "pair": "Any"}}
+
+
+@node_type("test.LogHistory", registry=REG, inputs={"position": "Int"}, outputs={"history": "Any"})
+class LogHistory(Node):
+    """Emits the one list it keeps, appended to at every firing after the one that emitted it."""
+
+    def reset(self, ctx):
+        self.history = []
+
+    def step(self, inputs, ctx):
+        self.history.append(inputs["position"])
+        return {"history": self.history}
+
+
+def test_a_list_changed_by_its_node_after_it_emitted_it_is_logged_as_emitted(tmp_path):
+    g = corridor_graph()
+    g["nodes"]["history"] = {"type": "test.LogHistory", "config": {}}
+    g["edges"].append({"from": "sim.position", "to": "history.position"})
+    log = EpisodeLog()
+    with GraphRunner(g, registry=REG) as runner:
+        runner.run_episode({"seed": 0}, log)
+    _, written = read_log(log.write_jsonl(tmp_path / "log.jsonl"))
+    emitted = [x["outputs"]["history"] for x in written if x["node"] == "history"]
+    assert emitted == [[0], [0, 1], [0, 1, 2], [0, 1, 2, 3]]
+
+
+def test_non_ascii_text_is_written_as_utf8_and_line_breaking_characters_escaped(tmp_path):
+    texts = ["caf\u00e9 \u2014 na\u00efve", "split\u2028here", "and\u0085here", "para\u2029graph"]
+    log = EpisodeLog()
+    log.firing("n", "T", 0, None, {"text": [t for t in texts]}, 0.0)
+    data = log.write_jsonl(tmp_path / "log.jsonl").read_bytes()
+    assert data.count(b"\n") == 2 and "\u2028".encode() not in data and "\u0085".encode() not in data
+    assert read_log(tmp_path / "log.jsonl")[1][0]["outputs"]["text"] == texts
+    log = EpisodeLog()
+    log.firing("n", "T", 0, None, {"text": [texts[0]]}, 0.0)
+    assert texts[0].encode() in log.write_jsonl(tmp_path / "plain.jsonl").read_bytes()
+
+
+def test_a_process_killed_mid_episode_leaves_no_partial_log(tmp_path):
+    """The log is written whole when the episode ends (temporary file, then rename): a
+    worker killed before then leaves the previous complete log and no other."""
+    import signal
+    import subprocess
+    import sys
+
+    script = f"""
+import os, signal
+from harness.canvas.episode_log import EpisodeLog
+log = EpisodeLog()
+log.firing("sim", "S", 0, None, {{"position": 0}}, 0.0)
+log.write_jsonl({str(tmp_path / "done.jsonl")!r})
+log = EpisodeLog()
+for tick in range(1000):
+    log.firing("sim", "S", tick, None, {{"position": list(range(50))}}, 0.0)
+    if tick == 500:
+        os.kill(os.getpid(), signal.SIGKILL)
+log.write_jsonl({str(tmp_path / "killed.jsonl")!r})
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["done.jsonl"]
+    assert [r["outputs"] for r in read_log(tmp_path / "done.jsonl")[1]] == [{"position": 0}]
