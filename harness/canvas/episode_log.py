@@ -129,7 +129,7 @@ class EpisodeLog:
         self._memo: dict[int, tuple[Any, bytes]] = {}  # encodings of recent port values, by id
         self._memo_nodes: set[str] = set()  # nodes that fired since the memo was cleared
         self._texts: dict[int, tuple[str, bytes]] = {}  # long texts' encodings, by id
-        self._keys: dict[str, bytes] = {}  # port name -> its JSON text and ":"
+        self._keys: dict[str, bytes] = {}  # port name -> ",", its JSON text and ":"
         self._encode = _encoder(self._default)
         numpy = sys.modules.get("numpy")  # (not imported here: a log of plain values needs none)
         self._ndarray = numpy.ndarray if numpy is not None else None
@@ -172,34 +172,38 @@ class EpisodeLog:
         """The JSON text of a node's ports: the snapshot of their values now."""
         if ports is None:
             return b"null"
-        keys, memo, texts, parts = self._keys, self._memo, self._texts, []
+        keys, memo, texts, parts = self._keys, self._memo, self._texts, [b"{"]
         for k, v in ports.items():
             key = keys.get(k)
             if key is None:
-                key = keys[k] = _quote(str(k)) + b":"
+                key = keys[k] = b',%b:' % _quote(str(k))
             c = type(v)
             if c is str:
                 if len(v) <= SHARED_CHARS:
-                    parts.append(key + _quote(v))
+                    parts += (key, _quote(v))
                     continue
                 hit = texts.get(id(v))  # (immutable: encoded once per log, however often it comes)
                 if hit is None or hit[0] is not v:
                     hit = texts[id(v)] = (v, self._fragment(v))
             elif c is int:
-                parts.append(b"%b%d" % (key, v))
+                parts += (key, b"%d" % v)
                 continue
             elif c is float and v - v == 0:
-                parts.append(key + repr(v).encode())
+                parts += (key, repr(v).encode())
                 continue
             elif v is None or c is bool:
-                parts.append(key + _SCALAR[v])
+                parts += (key, _SCALAR[v])
                 continue
             else:
                 hit = None if fresh else memo.get(id(v))
                 if hit is None or hit[0] is not v:
                     hit = memo[id(v)] = (v, self._fragment(v))
-            parts.append(key + hit[1])
-        return b"{" + b",".join(parts) + b"}"
+            parts += (key, hit[1])
+        if len(parts) == 1:
+            return b"{}"
+        parts[1] = parts[1][1:]  # (the first key's separator)
+        parts.append(b"}")
+        return b"".join(parts)
 
     def _fragment(self, v: Any) -> bytes:
         """`v`'s JSON text, or the reference to it when it is long. orjson's text, unless
@@ -333,21 +337,24 @@ class EpisodeLog:
 
     def _firing_lines(self):
         """One line per firing, from the snapshots taken when it fired."""
-        names: dict[str, bytes] = {}  # node and type names: their JSON
-        for name in self._pending[0::_FIELDS] + self._pending[1::_FIELDS]:
-            if name not in names:
-                names[name] = _quote(name)
         pending = self._pending
+        starts: dict[tuple, bytes] = {}  # (node, type) -> the line's text up to its tick
+        for key in zip(pending[0::_FIELDS], pending[1::_FIELDS]):
+            if key not in starts:
+                starts[key] = b'{"kind":"firing","node":%b,"type":%b,"tick":' % (_quote(key[0]), _quote(key[1]))
         for i in range(0, len(pending), _FIELDS):
             node, node_type, tick, inputs, outputs, duration_s, error, usage, self_fields = pending[i:i + _FIELDS]
-            line = (b'{"kind":"firing","node":%b,"type":%b,"tick":%d,"inputs":%b,"outputs":%b,"duration_s":%b,'
-                    b'"error":%b' % (names[node], names[node_type], tick, inputs, outputs,
-                                     repr(round(duration_s, 7)).encode(), b"null" if error is None else _quote(error)))
+            # seconds to 7 decimals, formatted from integers (float formatting costs more than the rest)
+            seconds, tenths_of_us = divmod(int(duration_s * 1e7 + 0.5), 10_000_000)
+            parts = [starts[node, node_type], b"%d" % tick, b',"inputs":', inputs, b',"outputs":', outputs,
+                     b',"duration_s":%d.%07d,"error":' % (seconds, tenths_of_us),
+                     b"null" if error is None else _quote(error)]
             if usage:
-                line += b"," + self._json(dict(zip(("model", "input_tokens", "output_tokens", "cost_usd"), usage)))[1:-1]
+                parts += (b",", self._json(dict(zip(("model", "input_tokens", "output_tokens", "cost_usd"), usage)))[1:-1])
             if self_fields:
-                line += b',"self":' + self_fields
-            yield line + b"}"
+                parts += (b',"self":', self_fields)
+            parts.append(b"}")
+            yield b"".join(parts)
 
     @property
     def records(self) -> list[dict[str, Any]]:
