@@ -206,15 +206,8 @@ class EpisodeLog:
         return b"".join(parts)
 
     def _fragment(self, v: Any) -> bytes:
-        """`v`'s JSON text, or the reference to it when it is long. orjson's text, unless
-        the standard library's must be written (see the module doc)."""
-        try:
-            text = orjson.dumps(v, self._default, _ORJSON)
-        except TypeError:  # (orjson.JSONEncodeError is one)
-            text = self._stdlib_json(v)
-        else:
-            if b"null" in text or not text.isascii() and any(b in text for b in _LINE_BREAKS):
-                text = self._stdlib_json(v)
+        """`v`'s JSON text, or the reference to it when it is long."""
+        text = self._json(v)
         if len(text) > SHARED_CHARS:
             values = self._values
             vid = values.get(text)
@@ -224,7 +217,7 @@ class EpisodeLog:
         return text
 
     def _json(self, v: Any) -> bytes:
-        """`v`'s JSON text, whatever its length (the header, arrays' records)."""
+        """`v`'s JSON text: orjson's, unless the standard library's must be written (see the module doc)."""
         try:
             text = orjson.dumps(v, self._default, _ORJSON)
         except TypeError:
@@ -344,11 +337,12 @@ class EpisodeLog:
                 starts[key] = b'{"kind":"firing","node":%b,"type":%b,"tick":' % (_quote(key[0]), _quote(key[1]))
         for i in range(0, len(pending), _FIELDS):
             node, node_type, tick, inputs, outputs, duration_s, error, usage, self_fields = pending[i:i + _FIELDS]
-            # seconds to 7 decimals, formatted from integers (float formatting costs more than the rest)
-            seconds, tenths_of_us = divmod(int(duration_s * 1e7 + 0.5), 10_000_000)
+            if duration_s >= 0:  # seconds to 7 decimals, from integers (formatting a float costs more)
+                duration = b"%d.%07d" % divmod(int(duration_s * 1e7 + 0.5), 10_000_000)
+            else:
+                duration = repr(round(duration_s, 7)).encode()
             parts = [starts[node, node_type], b"%d" % tick, b',"inputs":', inputs, b',"outputs":', outputs,
-                     b',"duration_s":%d.%07d,"error":' % (seconds, tenths_of_us),
-                     b"null" if error is None else _quote(error)]
+                     b',"duration_s":', duration, b',"error":', b"null" if error is None else _quote(error)]
             if usage:
                 parts += (b",", self._json(dict(zip(("model", "input_tokens", "output_tokens", "cost_usd"), usage)))[1:-1])
             if self_fields:
