@@ -67,8 +67,8 @@ class IsolatedNodeset:
     """One candidate's nodeset files as the worker sees them: a sandbox process per thread."""
 
     def __init__(self, files: list[Path], candidate_dir: Path, executor: str | None):
-        self.files = [str(f) for f in files]
-        self.candidate_dir = str(candidate_dir)
+        self.files = [str(Path(f).resolve()) for f in files]
+        self.candidate_dir = str(Path(candidate_dir).resolve())
         self.executor = executor
         self.declared: dict | None = None
         self._local = threading.local()

@@ -90,7 +90,7 @@ class SandboxProcess:
             return self._exchange(message, timeout, on_call)
 
     def _exchange(self, message: dict, timeout: float, on_call) -> dict:
-        self._send(message)
+        self._send(message, timeout)
         while True:
             reply = self._receive(timeout)
             if reply.get("restart"):  # the child is ending (it ran out of memory): the next request starts anew
@@ -101,7 +101,7 @@ class SandboxProcess:
                 answer = {"ok": True, "value": on_call(reply) if on_call else None}
             except Exception as exc:  # noqa: BLE001 - the child's call failed: it hears why
                 answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-            self._send(answer)
+            self._send(answer, timeout)
 
     @property
     def running(self) -> bool:
@@ -124,18 +124,30 @@ class SandboxProcess:
             [sys.executable, "-I", "-c", _BOOT, json.dumps([p for p in sys.path if p]), self.program, *self.args],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
             cwd=self._workdir.name, close_fds=True)
+        os.set_blocking(self._proc.stdin.fileno(), False)  # a child that stops reading cannot block the worker
         _LIVE.add(self._proc)
         self.generation += 1
         if self.on_start is not None:
             self.on_start(self)
 
-    def _send(self, message: dict) -> None:
+    def _send(self, message: dict, timeout: float) -> None:
         try:
             data = codec.encode(message)
         except codec.CodecError as exc:
             raise SandboxBadReply(f"the request cannot be sent: {exc}") from None
+        fd = self._proc.stdin.fileno()
+        view = memoryview(_HEADER.pack(len(data)) + data)
+        deadline = time.monotonic() + timeout
         try:
-            os.write(self._proc.stdin.fileno(), _HEADER.pack(len(data)) + data)
+            while view:
+                try:
+                    view = view[os.write(fd, view):]
+                except BlockingIOError:
+                    left = deadline - time.monotonic()
+                    if left <= 0 or not select.select([], [fd], [], left)[1]:
+                        self._kill()
+                        raise SandboxTimeout(f"the sandbox took no request within {timeout:g} s "
+                                             "(the sandbox process was killed)") from None
         except OSError:
             raise self._died("while receiving a request") from None
 

@@ -61,3 +61,16 @@ def test_the_same_nodeset_bytes_in_another_folder_are_declared_once(tmp_path, mo
         runner.nodes["echo"].step = lambda inputs, ctx: seen.append(step(inputs, ctx)) or seen[-1]
         runner.run_episode({"level": "BabyAI-GoToLocal-v0", "seed": 1, "episode_id": "GoToLocal:1", "max_steps": 2})
     assert seen and all(out == {"text": "from b"} for out in seen)  # the node runs in its own folder
+
+
+def test_a_candidate_given_by_a_relative_path_loads_its_nodeset(tmp_path, monkeypatch):
+    # the sandbox process runs in an empty folder of its own: the files it reads are sent as absolute paths
+    from pathlib import Path
+
+    from harness.evaluation.candidate import load_candidate
+
+    source = NODE + "# declared afresh, not reused: " + str(tmp_path) + "\n"
+    graph = _candidate(tmp_path / "cand", source, "relative")
+    (tmp_path / "cand" / "graph.json").write_text(json.dumps(graph))
+    monkeypatch.chdir(tmp_path)
+    assert load_candidate(Path("cand")).directory == Path("cand")
