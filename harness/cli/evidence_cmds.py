@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from harness.cli.conventions import JSON_OPTION, RUNS_DIR_OPTION, emit, handled, rounded
+from harness.cli.interrupt import interruptible
 
 CONFIDENCE_OPTION = click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
                                  help="Confidence of the paired tests and intervals.")
@@ -109,6 +110,8 @@ def episode_cmd(run, iteration, episode, tick, vs, html, runs_dir, as_json):
 @click.option("--fresh-seeds", is_flag=True, help="The same as --episodes fresh.")
 @RUNS_DIR_OPTION
 @JSON_OPTION
+@interruptible(lambda kw: "the run is consistent: no certification.json was written; run "
+                          f"`architect certify {kw['run']}` again to certify")
 @handled
 def certify_cmd(run, reruns, holdout_episodes, episodes, fresh_seeds, runs_dir, as_json):
     """End-of-run certification: re-evaluate iteration 0 and the best (mean ±

@@ -10,6 +10,7 @@ import click
 
 from harness.cli.backend_options import backend_options, evaluation_setting
 from harness.cli.conventions import JSON_OPTION, RUNS_DIR_OPTION, emit, handled, progress_say
+from harness.cli.interrupt import interruptible
 
 
 def _render(renderable) -> str:
@@ -198,6 +199,8 @@ def _tier_command(kind: str, name: str, doc: str):
     @race_flags
     @RUNS_DIR_OPTION
     @JSON_OPTION
+    @interruptible(lambda kw: f"the run is consistent: nothing of this {name} was recorded in the ledger; run "
+                              f"`architect {name} {kw['run']} {kw['staging']}` again to continue")
     @handled
     def command(run, staging, runs_dir, as_json, race=False, alpha=0.05, margin=0.1, batch=10):
         from harness.rundir.run import open_staging
@@ -371,6 +374,9 @@ def rerun_cmd(run, iteration, times, runs_dir, as_json):
 @SPEND_OPTIONS
 @RUNS_DIR_OPTION
 @JSON_OPTION
+@interruptible(lambda kw: "the run is consistent: its committed iterations and the stop reason `interrupted` are "
+                          f"recorded; `architect loop {kw['variant']} {kw['executor']} --resume"
+                          + (f" --run-id {kw['run_id']}" if kw.get("run_id") else "") + "` continues it")
 @handled
 def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations, max_skips, smoke_episodes,
              eval_episodes, certify, certify_reruns, holdout_episodes, config_path, scripted_models, tier,

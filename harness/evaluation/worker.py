@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import os
 import queue
+import signal
 import sys
 import threading
 import time
@@ -34,11 +35,16 @@ def worker_main(worker_id: int, factory_ref: str, factory_args: dict, threads: i
         os.environ.clear()
         os.environ.update(environ)
     _stdout_to_stderr()
+    # Ctrl-C reaches the terminal's whole process group: the supervisor stops the workers itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     send_lock = threading.Lock()
 
     def send(msg: tuple) -> None:
         with send_lock:
-            result_conn.send(msg)
+            try:
+                result_conn.send(msg)
+            except (BrokenPipeError, ConnectionResetError):  # the supervisor is gone: nobody wants the result
+                os._exit(0)
 
     runners: list[Any] = []
     setup_error: str | None = None

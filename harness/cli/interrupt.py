@@ -1,0 +1,103 @@
+"""Stopping a long command (evaluate, smoke, certify, loop) with Ctrl-C or SIGTERM.
+
+Both signals raise `Interrupted` (a KeyboardInterrupt) in the main thread, even
+where the shell started the command with SIGINT ignored (a background job).
+The evaluation supervisor kills its workers on the way out; then every process
+this command started and that is still alive (the forkserver, the resource
+tracker, a worker's own children) is terminated (killed after a few seconds), one line on stderr says what was
+stopped and what to run to continue (with --json also the one JSON object), and
+the exit code is 128 + the signal's number (130, 143). A second signal during
+that clean-up is ignored, so the clean-up finishes.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import signal
+import sys
+from typing import Callable
+
+import click
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(KeyboardInterrupt):
+    def __init__(self, signum: int, descendants: list):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+        self.descendants = descendants  # this process's descendants when the signal came
+
+
+def _descendants() -> list:
+    import psutil
+
+    try:
+        return psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return []
+
+
+def _raise(signum, frame) -> None:
+    for s in SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
+    raise Interrupted(signum, _descendants())
+
+
+def stop_descendants(known: list, timeout: float = 3.0) -> int:
+    """Stop every process in `known` and every current descendant; how many there were."""
+    import psutil
+
+    procs = {p.pid: p for p in known + _descendants()}
+    alive = [p for p in procs.values() if p.is_running()]
+    for p in alive:
+        try:
+            p.terminate()
+        except psutil.Error:
+            pass
+    _, left = psutil.wait_procs(alive, timeout=timeout)
+    for p in left:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(left, timeout=timeout)
+    return len(procs)
+
+
+def _stopped(exc: KeyboardInterrupt, resume: str, as_json: bool):
+    """Stop what is left, say so, exit 128 + the signal (signals stay ignored until the exit)."""
+    signum = getattr(exc, "signum", signal.SIGINT)
+    for s in SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
+    stopped = stop_descendants(getattr(exc, "descendants", []))
+    name = signal.Signals(signum).name
+    line = (f"interrupted ({name}): stopped the episodes in flight and {stopped} process(es) it "
+            f"had started (workers, forkserver, resource tracker); {resume}")
+    click.echo(line, err=True)
+    if as_json:
+        click.echo(json.dumps({"ok": False, "error": line, "interrupted": name}))
+    sys.exit(128 + signum)
+
+
+def interruptible(resume: Callable[[dict], str]):
+    """Decorate a command so SIGINT/SIGTERM stop it cleanly; `resume(kwargs)` says what the run
+    holds and what to run to continue."""
+
+    def decorate(command):
+        @functools.wraps(command)
+        def wrapper(*args, **kwargs):
+            previous = {s: signal.signal(s, _raise) for s in SIGNALS}
+            try:
+                return command(*args, **kwargs)
+            except KeyboardInterrupt as exc:
+                previous = {}  # ignored until the exit
+                _stopped(exc, resume(kwargs), kwargs.get("as_json", False))
+            finally:
+                for s, handler in previous.items():
+                    signal.signal(s, handler)
+
+        return wrapper
+
+    return decorate
