@@ -40,7 +40,7 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
              progress: bool = True, oracle: bool = False, only: list[str] | None = None,
              noise_seed: int = 0, reseed: int = 0, backend: str | None = None,
              ray_address: str | None = None, probes: dict | None = None, tiers: dict | None = None,
-             warm_scope: str | None = None) -> dict:
+             warm_scope: str | None = None, label: str | None = None) -> dict:
     """Evaluate CANDIDATE (a graph.json or a folder holding one) on a tier; return
     the content of metrics.json (also written to `out_dir` when given).
     `only`: just these episode ids of the tier. `noise_seed`: the seed of a
@@ -51,7 +51,8 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     `probes` overrides the executor profile's probe switches (`logging_fault`,
     `reconcile_calls`). `tiers`: tiers beyond the executor profile's, by name (a run
     manifest's `tiers:`, an episode list file's, see harness.episode_lists). `warm_scope`: a run's
-    folder, whose warm forkserver the local workers fork from (harness.evaluation.warm)."""
+    folder, whose warm forkserver the local workers fork from (harness.evaluation.warm). `label`: what
+    the progress lines call this evaluation (default: the candidate's name · tier)."""
     started = time.time()
     cand = load_candidate(Path(candidate))
     ex = cand.executor.with_tiers(tiers)
@@ -77,7 +78,7 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
                         startup_timeout=float(os.environ.get("ARCHITECT_WORKER_STARTUP_SECONDS") or 180),
                         preload=preload, warm_scope=warm_scope)
     factory, factory_args = _episode_factory(cand, oracle, probes, runs_on.client_concurrency(model_concurrency, plan))
-    label = f"{'oracle' if oracle else cand.graph.get('name', 'candidate')} · {tier}"
+    label = label or f"{'oracle' if oracle else cand.graph.get('name', 'candidate')} · {tier}"
     durations = EpisodeDurations(ex.name, durations_key(tier, oracle, cand.graph))
     expected = durations.load()
     order = "longest_expected_first" if any(t["episode"]["episode_id"] in expected for t in tasks) else "tier"

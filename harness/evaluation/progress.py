@@ -1,9 +1,11 @@
 """A progress bar on stderr (rich), or nothing. Where stderr is not a terminal
-(a coding agent reading a log), one plain line each tenth of the episodes
-instead, since rich draws a bar there only when it ends."""
+(a coding agent reading a log), plain lines instead, since rich draws a bar
+there only when it ends: one each tenth of the episodes, and at least every
+HEARTBEAT_SECONDS while the evaluation runs (slow episodes, e.g. LIBERO's)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from contextlib import contextmanager
 
@@ -12,33 +14,52 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 
 
+HEARTBEAT_SECONDS = 30.0
+
+
 class _Bar:
     def __init__(self, progress: Progress | None, task_id, lines: tuple[Console, str, int] | None = None):
         self.progress = progress
         self.task_id = task_id
         self.lines = lines  # (console, label, total): plain progress lines
-        self.started = time.monotonic()
+        self.started = self.last_line = time.monotonic()
+        self.lock = threading.Lock()
         self.done = 0
         self.successes = 0
         self.failures = 0
 
-    def advance(self, success: bool | None) -> None:
-        """One more episode finished: succeeded, failed, or (None) an infrastructure failure."""
-        self.done += 1
-        if success:
-            self.successes += 1
-        elif success is None:
-            self.failures += 1
+    def _status(self) -> str:
         scored = self.done - self.failures
         rate = f" ({100 * self.successes / scored:.0f}%)" if scored else ""
-        status = f"success {self.successes}{rate}  infra {self.failures}"
-        if self.progress is not None:
-            self.progress.update(self.task_id, advance=1, status=status)
-        elif self.lines is not None:
-            console, label, total = self.lines
-            if self.done == total or self.done * 10 // total > (self.done - 1) * 10 // total:
-                console.print(f"{label}: {self.done}/{total} episodes, {status}, "
-                              f"{time.monotonic() - self.started:.0f} s", highlight=False, soft_wrap=True)
+        return f"success {self.successes}{rate}  infra {self.failures}"
+
+    def advance(self, success: bool | None) -> None:
+        """One more episode finished: succeeded, failed, or (None) an infrastructure failure."""
+        with self.lock:
+            self.done += 1
+            if success:
+                self.successes += 1
+            elif success is None:
+                self.failures += 1
+            if self.progress is not None:
+                self.progress.update(self.task_id, advance=1, status=self._status())
+            elif self.lines is not None:
+                total = self.lines[2]
+                tenth = self.done * 10 // total > (self.done - 1) * 10 // total
+                if self.done == total or tenth or time.monotonic() - self.last_line >= HEARTBEAT_SECONDS:
+                    self._line("")
+
+    def heartbeat(self) -> None:
+        """A line when none came for HEARTBEAT_SECONDS (episodes still running)."""
+        with self.lock:
+            if self.done < self.lines[2] and time.monotonic() - self.last_line >= HEARTBEAT_SECONDS:
+                self._line(", running")
+
+    def _line(self, note: str) -> None:
+        console, label, total = self.lines
+        self.last_line = time.monotonic()
+        console.print(f"{label}: {self.done}/{total} episodes, {self._status()}{note}, "
+                      f"{self.last_line - self.started:.0f} s", highlight=False, soft_wrap=True)
 
 
 @contextmanager
@@ -48,7 +69,15 @@ def progress_bar(label: str, total: int, enabled: bool):
         return
     console = Console(stderr=True)
     if not console.is_terminal:
-        yield _Bar(None, None, (console, label, total))
+        bar = _Bar(None, None, (console, label, total))
+        stop = threading.Event()
+        ticker = threading.Thread(target=_tick, args=(bar, stop), daemon=True, name="progress-heartbeat")
+        ticker.start()
+        try:
+            yield bar
+        finally:
+            stop.set()
+            ticker.join()
         return
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -58,3 +87,8 @@ def progress_bar(label: str, total: int, enabled: bool):
     with progress:
         task_id = progress.add_task(label, total=total, status="")
         yield _Bar(progress, task_id)
+
+
+def _tick(bar: _Bar, stop: threading.Event) -> None:
+    while not stop.wait(HEARTBEAT_SECONDS / 6):
+        bar.heartbeat()

@@ -62,14 +62,16 @@ def holdout_tier(run: Run) -> str:
 EPISODE_MODES = ("auto", "tier", "fresh")
 
 
-def _draw(run: Run, iteration: int, k: int, fresh: bool, progress: bool) -> tuple[float, list]:
-    """Rerun k of an iteration, uncached: (primary mean, per-episode successes)."""
+def _draw(run: Run, iteration: int, k: int, fresh: bool, progress: bool, of: int) -> tuple[float, list]:
+    """Rerun k (of `of`) of an iteration, uncached: (primary mean, per-episode successes)."""
     from harness.evaluation import evaluate
 
     tier, episodes = run.tier("rerun")
     metrics = evaluate(run.paths.iteration(iteration) / "candidate", tier, episodes=episodes, use_cache=False,
                        progress=progress, workers=_workers(episodes), noise_seed=k,
                        reseed=k * FRESH_SEED_STRIDE if fresh else 0, tiers=run.manifest.get("tiers"),
+                       label=f"certify: rerun {k}/{of} of iteration {iteration}{' (fresh episodes)' if fresh else ''}"
+                             f" · {tier}",
                        **run.backend())
     if not metrics["complete"]:
         raise UserError(f"certification: rerun {k} of iteration {iteration} is incomplete "
@@ -104,15 +106,15 @@ def _reruns(run: Run, best: int, reruns: int, mode: str,
     draw them. `tier` / `fresh`: always those episodes."""
     iterations = (0,) if best == 0 else (0, best)
     fresh = mode == "fresh"
-    draws = {it: [_draw(run, it, k, fresh, progress) for k in range(1, (reruns if fresh else max(2, reruns)) + 1)]
-             for it in iterations}
+    first = reruns if fresh else max(2, reruns)
+    draws = {it: [_draw(run, it, k, fresh, progress, first) for k in range(1, first + 1)] for it in iterations}
     deterministic = None if fresh else all(d[0][1] == d[1][1] for d in draws.values())
     no_fresh = None
     if mode == "auto" and deterministic:
         no_fresh = _no_fresh(run, reruns)
         if no_fresh is None:
             fresh = True
-            draws = {it: [_draw(run, it, k, True, progress) for k in range(1, reruns + 1)] for it in iterations}
+            draws = {it: [_draw(run, it, k, True, progress, reruns) for k in range(1, reruns + 1)] for it in iterations}
     draws = {it: d[:reruns] for it, d in draws.items()}
     return (_summary(0, draws[0]), _summary(best, draws[best]), deterministic, "fresh" if fresh else "the tier's",
             no_fresh)
@@ -142,6 +144,7 @@ def _holdout(run: Run, tier: str, best: int, episodes: int | None, progress: boo
     for label, iteration in (("baseline", 0), ("best", best)):
         runs[label] = evaluate(run.paths.iteration(iteration) / "candidate", tier, episodes=episodes,
                                progress=progress, workers=_workers(episodes), tiers=run.manifest.get("tiers"),
+                               label=f"certify: holdout, {label} (iteration {iteration}) · {tier}",
                                **run.backend())
         if not runs[label]["complete"]:
             raise UserError(f"certification: the holdout evaluation of iteration {iteration} is incomplete; "

@@ -116,7 +116,8 @@ def run_loop(paths: RunPaths, *, target: int | None, seed: int | None, show: Pro
 
             holdout = certification.get("holdout_episodes") or run.manifest["caps"].get("eval_episodes")
             with show.status("certification: reruns of iteration 0 and the best, then the holdout"):
-                certified = certify(run, reruns=certification.get("reruns", 3), holdout_episodes=holdout)
+                certified = certify(run, reruns=certification.get("reruns", 3), holdout_episodes=holdout,
+                                    progress=show.enabled)
     from harness.rundir.evidence import best_view
 
     return {"run": str(paths.root), "run_id": paths.run_id, "stop_reason": reason, "state": final,
