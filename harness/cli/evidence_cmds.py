@@ -99,7 +99,9 @@ def episode_cmd(run, iteration, episode, tick, vs, html, runs_dir, as_json):
 @click.command("certify")
 @click.argument("run")
 @click.option("--reruns", type=click.IntRange(min=1), default=3, show_default=True,
-              help="Performance-tier reruns of iteration 0 and of the best (no cache).")
+              help="Reruns of iteration 0 and of the best (no cache) on the run's rerun tier: the executor "
+                   "profile's `rerun_tier` (LIBERO: protocol), else the run's performance tier; the run's "
+                   "--eval-episodes cap applies. `--dry-run` names the tier.")
 @click.option("--holdout-episodes", type=click.IntRange(min=1), default=None,
               help="Only the first N episodes of the sealed holdout tier (default: all).")
 @click.option("--episodes", "episodes", type=click.Choice(["auto", "tier", "fresh"]), default="auto", show_default=True,
@@ -108,24 +110,33 @@ def episode_cmd(run, iteration, episode, tick, vs, html, runs_dir, as_json):
                    "seeds), or auto: fresh when two reruns on the tier's episodes show the agents are deterministic "
                    "(when none can be drawn, the certification says why).")
 @click.option("--fresh-seeds", is_flag=True, help="The same as --episodes fresh.")
+@click.option("--dry-run", is_flag=True,
+              help="Run nothing: print the tiers, episode counts, reruns and the estimated cost and time.")
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @interruptible(lambda kw: "the run is consistent: no certification.json was written; run "
                           f"`architect certify {kw['run']}` again to certify")
 @handled
-def certify_cmd(run, reruns, holdout_episodes, episodes, fresh_seeds, runs_dir, as_json):
+def certify_cmd(run, reruns, holdout_episodes, episodes, fresh_seeds, dry_run, runs_dir, as_json):
     """End-of-run certification: re-evaluate iteration 0 and the best (mean ±
     sd, Δ), then both on the sealed holdout with a paired test; writes and
     commits RUN/certification.json. Run it when the search has stopped: its
     holdout figures must never reach a proposer (do not read the file while
     proposing)."""
+    mode = "fresh" if fresh_seeds else episodes
+    if dry_run:
+        from harness.rundir.certify_plan import certify_plan, render
+        from harness.rundir.layout import resolve_run
+        from harness.rundir.run import Run
+
+        plan = certify_plan(Run(resolve_run(run, runs_dir)), reruns=reruns, holdout_episodes=holdout_episodes,
+                            episodes=mode)
+        return emit(dict(plan, ok=True, dry_run=True), as_json, render(plan))
     from harness.rundir.certify import certify, render
     from harness.rundir.run import open_run
 
     with open_run(run, runs_dir) as opened:
-        record = certify(opened, reruns=reruns, holdout_episodes=holdout_episodes,
-                         episodes="fresh" if fresh_seeds else episodes,
-                         progress=True)
+        record = certify(opened, reruns=reruns, holdout_episodes=holdout_episodes, episodes=mode, progress=True)
     emit(rounded(record), as_json, render(record))
 
 

@@ -361,7 +361,8 @@ def rerun_cmd(run, iteration, times, runs_dir, as_json):
 @click.option("--certify/--no-certify", default=True, show_default=True,
               help="When the loop stops, certify: reruns of iteration 0 and the best, then both on the sealed holdout.")
 @click.option("--certify-reruns", type=click.IntRange(min=1), default=3, show_default=True,
-              help="Certification: performance-tier reruns of each.")
+              help="Certification: reruns of each on the rerun tier (the executor profile's rerun_tier, else the "
+                   "performance tier; `architect certify RUN --dry-run` names it).")
 @click.option("--holdout-episodes", type=click.IntRange(min=1), default=None,
               help="Certification: only the first N holdout episodes (default: the run's --eval-episodes cap, else all).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,

@@ -1,0 +1,14 @@
+"""What the second blind tester (issue 26, LIBERO aflow run) found missing in the skills."""
+
+from __future__ import annotations
+
+from skillpack import ARCHITECT, command_lines, split
+
+
+def _text(name: str) -> str:
+    return " ".join(split(ARCHITECT / name)[1].split())
+
+
+def test_loop_names_the_certification_dry_run():
+    lines = command_lines(split(ARCHITECT / "loop.md")[1])
+    assert any(line.startswith("architect certify ") and "--dry-run" in line for line in lines)
