@@ -91,6 +91,32 @@ def _left_uncommitted(paths: RunPaths, st: dict) -> list[str]:
             + f"; commit them with `architect end {paths.run_id} --reason \"...\"`"]
 
 
+def _with_runner_up(paths: RunPaths, best: dict | None, rows: list[dict]) -> dict | None:
+    """state.best with the paired verdict against the runner-up by the same rule
+    (`runner_up`: iteration, score, verdict; `near_tie`: indistinguishable from it)."""
+    if best is None:
+        return None
+    from harness.rundir.evidence import best_view
+
+    view = best_view(paths)
+    runner = (view or {}).get("runner_up")
+    if runner is None:
+        return dict(best, near_tie=False, runner_up=None)
+    score = next(((r.get("primary") or {}).get("mean") for r in ledger.committed(rows)
+                  if r["iteration"] == runner["iteration"]), None)
+    return dict(best, near_tie=view["near_tie"],
+                runner_up={"iteration": runner["iteration"], "score": score, "verdict": runner["verdict"]})
+
+
+def _runner_up_text(best: dict) -> str:
+    r = best.get("runner_up")
+    if r is None:
+        return ""
+    if best["near_tie"]:
+        return f"; a near-tie with the runner-up, iteration {r['iteration']} score {r['score']} (indistinguishable)"
+    return f"; {r['verdict']} than the runner-up, iteration {r['iteration']} score {r['score']}"
+
+
 def _report(paths: RunPaths) -> dict:
     manifest = read_record("manifest", paths.manifest)
     st = state.read(paths)
@@ -99,7 +125,7 @@ def _report(paths: RunPaths) -> dict:
     committed = [r["iteration"] for r in ledger.committed(rows)]
     staged = sorted(p.name for p in paths.staging.iterdir() if not p.name.startswith(".")) if paths.staging.exists() else []
     share = ledger.axis_share(rows)
-    best = st["best"]
+    best = st["best"] = _with_runner_up(paths, st["best"], rows)
     cap = goal.iteration_cap(paths, manifest)
     profiles = manifest["profiles"]
     seed = manifest.get("seed_candidate") or manifest["executor"]
@@ -117,7 +143,8 @@ def _report(paths: RunPaths) -> dict:
         f"{st['consecutive_skips']} of {manifest['caps']['max_consecutive_skips']}",
         (f"best: iteration {best['iteration']} score {best['score']}"
          + (f" ({best['vs_parent']} than its parent)" if best.get("vs_parent") in ("better", "worse") else
-            " (indistinguishable from its parent)" if best.get("vs_parent") else "")) if best else "best: -",
+            " (indistinguishable from its parent)" if best.get("vs_parent") else "") + _runner_up_text(best))
+        if best else "best: -",
         "staged: " + (", ".join(staged) if staged else "nothing"),
         "consistent: yes" if not problems else "consistent: NO — " + "; ".join(problems),
     ]

@@ -12,3 +12,7 @@ def _text(name: str) -> str:
 def test_loop_names_the_certification_dry_run():
     lines = command_lines(split(ARCHITECT / "loop.md")[1])
     assert any(line.startswith("architect certify ") and "--dry-run" in line for line in lines)
+
+
+def test_loop_names_where_status_reports_a_near_tie():
+    assert "`state.best.near_tie`" in _text("loop.md") and "`state.best.runner_up`" in _text("loop.md")
