@@ -16,3 +16,10 @@ def test_loop_names_the_certification_dry_run():
 
 def test_loop_names_where_status_reports_a_near_tie():
     assert "`state.best.near_tie`" in _text("loop.md") and "`state.best.runner_up`" in _text("loop.md")
+
+
+def test_aflow_says_exactly_what_counts_as_a_duplicate():
+    text = _text("variants/aflow.md")
+    assert "A duplicate is the same candidate" in text and "the same change on the same parent" in text
+    assert "The same change on a different parent is a combination, not a duplicate" in text
+    assert "`same_change_as`" in text

@@ -140,3 +140,34 @@ def test_converged_computes_nothing_before_three_scored_iterations(fake_run):
                       "note": "fewer than 3 scored iterations: no top-3 mean yet"}
     fake_run.commit([0, 0], parent=0)
     assert aflow.converged(fake_run.paths)["top_mean_history"] == [pytest.approx(100 / 3)]
+
+
+def test_the_same_change_on_another_parent_is_a_combination_not_a_duplicate(fake_run):
+    import json
+
+    def write(folder, programs):  # the graph stays the same: only the programs change
+        (folder / "candidate" / "graph.json").write_text(json.dumps({"name": "g", "nodes": {}}))
+        (folder / "candidate" / "programs").mkdir(exist_ok=True)
+        (folder / "candidate" / "programs" / "lmps.json").write_text(json.dumps(programs, indent=2))
+
+    base = {"planner": "plan()", "composer": "compose()", "parse_query": "parse()"}
+    edit = {"planner": "plan(twice=True)"}  # the change iteration 1 made
+    fake_run.commit([0, 0])
+    fake_run.commit([1, 0], parent=0, description="plan twice")
+    fake_run.commit([1, 1], parent=0, description="compose carefully")
+    for it, programs in ((0, base), (1, {**base, **edit}), (2, {**base, "composer": "compose(careful=True)"})):
+        write(fake_run.paths.iteration(it), programs)
+    staging = fake_run.staging("3", description="replan on top of careful composing")
+    (staging / "proposal.md").write_text("---\ndescription: replan on top of careful composing\naxes: []\n"
+                                         "parent: 2\n---\nwhy\n")
+    write(staging, {**base, "composer": "compose(careful=True)", **edit})
+    result = aflow.check_duplicate(fake_run.paths, staging)
+    assert result["duplicate"] is False and result["matches"] == [] and result["same_change_as"] == [1]
+    assert result["allowed"].startswith("different parent: the same change as iteration 1 (made on parent 0)")
+    # the same change on the same parent, in new words and another layout, is a duplicate
+    again = fake_run.staging("3-b", description="run the planner two times")
+    write(again, {})
+    (again / "candidate" / "programs" / "lmps.json").write_text(json.dumps({**edit, **base, **edit}))
+    dup = aflow.check_duplicate(fake_run.paths, again)
+    assert dup["duplicate"] and dup["matches"] == [{"iteration": 1, "status": "committed", "by": "same patch"}]
+    assert dup["same_change_as"] == [] and "allowed" not in dup

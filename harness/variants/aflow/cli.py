@@ -66,7 +66,9 @@ def aflow_experience(run, parent, out, as_json):
 @JSON_OPTION
 @handled
 def aflow_duplicate(run, staging, as_json):
-    """Is STAGING's proposal a whitespace-normalised repeat of an earlier one?
+    """Is STAGING's proposal a repeat of an earlier one (description; once implemented, the same candidate
+    or the same change on the same parent)? The same change on another parent is listed in
+    `same_change_as`, not a duplicate.
 
     Counts duplicate hits in the staging folder: `resample` while at most 5
     resamples were used, then `give_up`.

@@ -220,7 +220,7 @@ def _with_config_defaults(graph: dict) -> dict:
 
 
 def committed_changes(paths: RunPaths) -> list[dict[str, Any]]:
-    """Every committed child's content hash and normalised patch against its parent."""
+    """Every committed child's parent, content hash and change against its parent (`change_of`)."""
     from harness.rundir.records import committed_iterations
     from harness.rundir.tiers import content_hash
 
@@ -231,50 +231,76 @@ def committed_changes(paths: RunPaths) -> list[dict[str, Any]]:
         meta, _ = read_proposal(paths.iteration(iteration) / "proposal.md")
         parent = meta.get("parent")
         candidate = paths.iteration(iteration) / "candidate"
-        entry = {"iteration": iteration, "hash": content_hash(candidate), "patch": None}
+        entry = {"iteration": iteration, "parent": parent, "hash": content_hash(candidate), "change": None}
         if isinstance(parent, int):
-            entry["patch"] = _patch_between(paths.iteration(parent) / "candidate", candidate)
+            entry["change"] = change_of(paths.iteration(parent) / "candidate", candidate)
         out.append(entry)
     return out
 
 
-def _patch_between(parent_dir: Path, child_dir: Path) -> str | None:
-    try:
-        parent_graph = json.loads((parent_dir / "graph.json").read_text(encoding="utf-8"))
-        graph = json.loads((child_dir / "graph.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return normalised_patch(parent_graph, graph)
+def change_of(parent_dir: Path, child_dir: Path) -> str | None:
+    """The change parent -> child as canonical text, file by file: graph.json as its
+    normalised patch, another JSON file (e.g. LIBERO's programs/*.json) as its JSON
+    Patch operations, any other file as its removed and added lines; op and line
+    order ignored. The same edit made on two parents gives the same text. None:
+    nothing changed, or a file could not be read."""
+    import difflib
 
+    import jsonpatch
 
-def content_duplicates(paths: RunPaths, staging: Path, parent: int) -> tuple[list[dict[str, Any]], bool]:
-    """Committed iterations whose candidate equals the staged one (same content hash),
-    or whose graph change equals the staged one's (same normalised patch, and no
-    other file changed). Second value: whether the staged candidate was implemented yet."""
-    from harness.rundir.tiers import content_hash
     from harness.rundir.whitelist import candidate_files
+
+    before, after = candidate_files(parent_dir), candidate_files(child_dir)
+    changes = {}
+    try:
+        for rel in sorted(set(before) | set(after)):
+            old, new = before.get(rel), after.get(rel)
+            if old == new:
+                continue
+            if rel == "graph.json" and old is not None and new is not None:
+                changes[rel] = normalised_patch(json.loads(old), json.loads(new))
+            elif rel.endswith(".json") and old is not None and new is not None:
+                ops = jsonpatch.make_patch(json.loads(old), json.loads(new)).patch
+                changes[rel] = sorted(json.dumps(op, sort_keys=True) for op in ops)
+            else:
+                lines = difflib.ndiff((old or b"").decode().splitlines(), (new or b"").decode().splitlines())
+                changes[rel] = sorted(line for line in lines if line[:2] in ("- ", "+ "))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return json.dumps(changes, sort_keys=True) if changes else None
+
+
+def content_duplicates(paths: RunPaths, staging: Path,
+                       parent: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], bool]:
+    """(duplicates, same change on another parent, implemented yet).
+
+    A duplicate: a committed iteration whose candidate equals the staged one
+    (same content hash), or which made the same change (`change_of`) on the
+    same parent. The same change made on a different parent is a combination
+    with what that parent holds, not a duplicate: it is listed apart."""
+    from harness.rundir.tiers import content_hash
 
     parent_dir, child_dir = paths.iteration(parent) / "candidate", staging / "candidate"
     own_hash = content_hash(child_dir)
     if own_hash == content_hash(parent_dir):
-        return [], False
-    parent_files, child_files = candidate_files(parent_dir), candidate_files(child_dir)
-    graph_only = {rel for rel in set(parent_files) | set(child_files)
-                  if parent_files.get(rel) != child_files.get(rel)} <= {"graph.json"}
-    own_patch = _patch_between(parent_dir, child_dir) if graph_only else None
-    matches = []
+        return [], [], False
+    own_change = change_of(parent_dir, child_dir)
+    matches, elsewhere = [], []
     for change in committed_changes(paths):
         if change["hash"] == own_hash:
             matches.append({"iteration": change["iteration"], "status": "committed", "by": "content hash"})
-        elif own_patch is not None and change["patch"] == own_patch and own_patch != "[]":
-            matches.append({"iteration": change["iteration"], "status": "committed", "by": "same patch"})
-    return matches, True
+        elif own_change is not None and change["change"] == own_change:
+            if change["parent"] == parent:
+                matches.append({"iteration": change["iteration"], "status": "committed", "by": "same patch"})
+            else:
+                elsewhere.append({"iteration": change["iteration"], "parent": change["parent"]})
+    return matches, elsewhere, True
 
 
 def check_duplicate(paths: RunPaths, staging: Path) -> dict[str, Any]:
     """Compare the staged attempt with earlier ones: its description (whitespace-
-    normalised) always; once implemented, also its content hash and normalised
-    patch. Every distinct duplicate proposal (description and candidate content)
+    normalised) always; once implemented, also its content hash and its change
+    against its parent (`content_duplicates`). Every distinct duplicate proposal (description and candidate content)
     counts one resample, also after `stage --replace`; checking the same one again does not."""
     meta, _ = read_proposal(staging / "proposal.md")
     if not meta.get("description"):
@@ -282,9 +308,9 @@ def check_duplicate(paths: RunPaths, staging: Path) -> dict[str, Any]:
     matches = [dict(m, by="description") for m in find_duplicates(meta["description"], previous_modifications(paths))]
     # Unique per (iteration, description): the ledger and the committed folder name the same attempt.
     unique = {(m["iteration"], m["status"]): m for m in matches}
-    implemented = False
+    implemented, elsewhere = False, []
     if isinstance(meta.get("parent"), int):
-        by_content, implemented = content_duplicates(paths, staging, meta["parent"])
+        by_content, elsewhere, implemented = content_duplicates(paths, staging, meta["parent"])
         for m in by_content:
             unique.setdefault((m["iteration"], m["status"]), m)
     # Outside the staging folder, so `stage --replace` (restoring the parent's files) keeps the count;
@@ -299,15 +325,21 @@ def check_duplicate(paths: RunPaths, staging: Path) -> dict[str, Any]:
             hits.append(key)
             write_json_atomic(counter_path, hits)
     duplicate = bool(unique)
-    return {
+    out = {
         "duplicate": duplicate,
         "matches": list(unique.values()),
         "compared": ["description", "content hash", "patch"] if implemented else ["description"],
+        "same_change_as": [e["iteration"] for e in elsewhere],
         "resamples_used": len(hits),
         "max_resamples": MAX_RESAMPLES,
         "resample": duplicate and len(hits) <= MAX_RESAMPLES,
         "give_up": duplicate and len(hits) > MAX_RESAMPLES,
     }
+    if elsewhere:
+        out["allowed"] = "different parent: " + "; ".join(
+            f"the same change as iteration {e['iteration']} (made on parent {e['parent']}), here on parent "
+            f"{meta['parent']}, is a combination with what this parent holds, not a duplicate" for e in elsewhere)
+    return out
 
 
 # --------------------------------------------------------------------------- convergence
