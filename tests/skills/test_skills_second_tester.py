@@ -23,3 +23,9 @@ def test_aflow_says_exactly_what_counts_as_a_duplicate():
     assert "A duplicate is the same candidate" in text and "the same change on the same parent" in text
     assert "The same change on a different parent is a combination, not a duplicate" in text
     assert "`same_change_as`" in text
+
+
+def test_implementer_says_what_to_do_for_an_edit_without_a_graph_change():
+    text = _text("implementer.md")
+    step2 = text[text.index("2. Graph edits"):text.index("3. A new node type")]
+    assert "`programs/*.json`" in step2 and "skips this step" in step2 and "edit those files directly" in step2
