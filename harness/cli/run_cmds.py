@@ -219,6 +219,13 @@ def _tier_command(kind: str, name: str, doc: str):
             from harness.rundir.display import score_text
 
             human += f"  {verdict['primary'].get('metric')}: {score_text(verdict['primary'])}"
+        if kind == "smoke":
+            from harness.rundir.smoke_outcomes import render, smoke_outcomes
+
+            outcomes = smoke_outcomes(opened, folder)
+            if outcomes is not None:
+                verdict = dict(verdict, episode_outcomes=outcomes["episodes"], vs_parent=outcomes["vs_parent"])
+                human += "\n" + render(outcomes)
         if verdict.get("race"):
             r = verdict["race"]
             human += (f"\nrace vs parent {r['parent']}: {r['verdict']} after {r['episodes']} of {r['parent_episodes']} "
