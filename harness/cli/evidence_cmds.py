@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from harness.cli.conventions import JSON_OPTION, RUNS_DIR_OPTION, emit, handled, rounded
+from harness.cli.conventions import JSON_OPTION, RUNS_DIR_OPTION, UserError, emit, handled, rounded
 from harness.cli.interrupt import interruptible
 
 CONFIDENCE_OPTION = click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
@@ -64,6 +64,10 @@ def episodes_cmd(run, iteration, vs, per_episode, confidence, runs_dir, as_json)
 @click.argument("episode", metavar="EPISODE")
 @click.option("--tick", type=click.IntRange(min=0), default=None,
               help="Only this tick, with the executor's rendering of the state (replayed from the episode's seed).")
+@click.option("--ticks", "tick_range", default=None, metavar="A:B",
+              help="Only ticks A to B, both included (`A:` to the end, `:B` from the start).")
+@click.option("--node", "nodes", multiple=True, metavar="NAME",
+              help="Only this node's firings (repeatable); the observation only when the simulator node is named.")
 @click.option("--vs", "vs", default=None, metavar="ITER",
               help="Also find where this episode's trace departs from ITER's (first tick, first node firing).")
 @click.option("--html", "html", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -71,14 +75,16 @@ def episodes_cmd(run, iteration, vs, per_episode, confidence, runs_dir, as_json)
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @handled
-def episode_cmd(run, iteration, episode, tick, vs, html, runs_dir, as_json):
+def episode_cmd(run, iteration, episode, tick, tick_range, nodes, vs, html, runs_dir, as_json):
     """A readable trace of one EPISODE (an episode id, e.g. BabyAI-GoTo-v0:1003,
     or a unique prefix) of ITER: per tick the observation summary, each node's
     outputs and the actions. With --vs, the first tick and node firing where
     the two candidates' traces diverge, and the first tick whose actions differ.
     With --html, the same episode as a replay to step through in a browser
     (the executor's picture of the state per tick, every firing's inputs and
-    outputs), one self-contained file.
+    outputs), one self-contained file. --ticks and --node narrow the trace
+    (values stay whole); the JSON's `ticks_total` and `size` (ticks, firings,
+    bytes shown and unfiltered) say what was left out.
     """
     from harness.rundir.evidence import episode_view, render_episode
     from harness.rundir.layout import resolve_run
@@ -86,14 +92,35 @@ def episode_cmd(run, iteration, episode, tick, vs, html, runs_dir, as_json):
 
     paths = resolve_run(run, runs_dir)
     executor = read_record("manifest", paths.manifest)["executor"]
-    view = episode_view(paths, iteration, episode, tick, vs, executor)
+    if tick is not None and tick_range is not None:
+        raise UserError("give --tick or --ticks, not both")
+    view = episode_view(paths, iteration, episode, tick, vs, executor, tick_range=_tick_range(tick_range),
+                        nodes=tuple(nodes))
     text = render_episode(view)
+    if tick_range is not None or nodes:
+        size = view["size"]
+        text += (f"\nshown: {size['ticks']} of {view['ticks_total']} ticks, {size['firings']} of "
+                 f"{size['firings_total']} firings (--ticks / --node)")
     if html is not None:
         from harness.report.write import write_episode_html
 
         view["html"] = str(write_episode_html(paths, iteration, episode, vs, executor, html))
         text += f"\nviewer: {view['html']}"
     emit(view, as_json, text)
+
+
+def _tick_range(text: str | None) -> tuple[int | None, int | None] | None:
+    """`A:B`, `A:` or `:B` -> (A, B) with None for an open end."""
+    if text is None:
+        return None
+    low, sep, high = text.partition(":")
+    try:
+        bounds = tuple(int(v) if v.strip() else None for v in (low, high))
+    except ValueError:
+        bounds = None
+    if not sep or bounds is None or any(b is not None and b < 0 for b in bounds):
+        raise UserError(f"--ticks {text!r}: give A:B with ticks >= 0 (A: or :B for an open end)")
+    return bounds
 
 
 @click.command("certify")

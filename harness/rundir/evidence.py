@@ -126,17 +126,28 @@ def _log(ev: Evaluated, record: dict):
 
 
 def episode_view(paths: RunPaths, ref: str | int, episode: str, tick: int | None = None,
-                 vs: str | int | None = None, executor: str | None = None) -> dict:
+                 vs: str | int | None = None, executor: str | None = None,
+                 tick_range: tuple[int | None, int | None] | None = None, nodes: tuple[str, ...] = ()) -> dict:
     """One episode's trace (or one tick of it, with the executor's rendered
-    state); with VS, where the two traces diverge."""
+    state; or the ticks of `tick_range`, both ends included; or only the firings
+    of `nodes`, see `narrow_ticks`); with VS, where the two traces diverge.
+    `ticks_total` and `size` say what the narrowing left out."""
+    import json
+
     from harness.evaluation.trace import actions_by_tick, divergence, replay_view, ticks
 
     child = locate(paths, ref)
     record = _record(child.metrics(), child.label, episode)
     header, firings = _log(child, record)
+    every = ticks(firings, tick, header.get("ports"))
+    shown = narrow_ticks(every, firings, tick_range, nodes)
     out = {"label": child.label, "episode_id": record["episode_id"], "success": record["success"],
-           "termination": record["termination"], "steps": record["steps"],
-           "ticks": ticks(firings, tick, header.get("ports"))}
+           "termination": record["termination"], "steps": record["steps"], "ticks": shown,
+           "ticks_total": len({f["tick"] for f in firings}),
+           "size": {"ticks": len(shown), "firings": sum(len(t["nodes"]) for t in shown),
+                    "firings_total": sum(len(t["nodes"]) for t in every) if tick is None else None,
+                    "bytes": len(json.dumps(shown, default=str)),
+                    "bytes_unfiltered": len(json.dumps(every, default=str))}}
     if tick is not None and executor:
         from harness.canvas.graph import read_json_file
 
@@ -150,6 +161,35 @@ def episode_view(paths: RunPaths, ref: str | int, episode: str, tick: int | None
         out["vs"] = {"label": base.label, "success": base_record["success"],
                      "divergence": divergence(base_firings, firings)}
     return out
+
+
+def narrow_ticks(every: list[dict], firings: list[dict], tick_range: tuple[int | None, int | None] | None,
+                 nodes: tuple[str, ...]) -> list[dict]:
+    """The ticks from A to B (both included; an open end reaches the first or last tick) and,
+    given `nodes`, in each tick only those nodes' firings; the observation (the simulator's
+    outputs) only when a simulator node is named, the current motion only when its node is.
+    Values stay whole. Unknown ticks or nodes: a UserError naming what exists."""
+    from harness.evaluation.trace import simulator_nodes
+
+    last = max((f["tick"] for f in firings), default=-1)
+    if tick_range is not None:
+        low, high = (0 if tick_range[0] is None else tick_range[0]), (last if tick_range[1] is None else tick_range[1])
+        if low > high or low > last:
+            raise UserError(f"--ticks {low}:{high}: the episode has ticks 0..{last}")
+        every = [t for t in every if low <= t["tick"] <= high]
+    if not nodes:
+        return every
+    known = {f["node"] for f in firings}
+    unknown = sorted(set(nodes) - known)
+    if unknown:
+        raise UserError(f"--node {', '.join(unknown)}: not a node of this episode's graph; its nodes: "
+                        f"{', '.join(sorted(known))}")
+    sims = simulator_nodes(firings)
+    wanted = set(nodes)
+    return [dict(t, nodes=[n for n in t["nodes"] if n["node"] in wanted],
+                 observation=t["observation"] if sims & wanted else None,
+                 motion=t["motion"] if t.get("motion") and t["motion"]["from"].split(".")[0] in wanted else None)
+            for t in every]
 
 
 def render_episode(view: dict) -> str:

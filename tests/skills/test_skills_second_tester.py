@@ -29,3 +29,10 @@ def test_implementer_says_what_to_do_for_an_edit_without_a_graph_change():
     text = _text("implementer.md")
     step2 = text[text.index("2. Graph edits"):text.index("3. A new node type")]
     assert "`programs/*.json`" in step2 and "skips this step" in step2 and "edit those files directly" in step2
+
+
+def test_understand_names_the_episode_filters():
+    text = _text("understand.md")
+    step5 = text[text.index("5. The baseline's behaviour"):text.index("6. Write")]
+    assert "`--ticks A:B`" in step5 and "`--node NAME`" in step5 and "`ticks_total`" in step5
+    assert any("--ticks" in line and "--node" in line for line in command_lines(split(ARCHITECT / "understand.md")[1]))

@@ -1,0 +1,43 @@
+"""`architect episode --ticks A:B --node NAME`: a long trace narrowed to a tick
+range and some nodes, values whole, with `ticks_total` and `size` saying what
+was left out; bad ranges and unknown nodes refused with one line."""
+
+from __future__ import annotations
+
+import json
+
+from rundir_kit import cli
+
+
+def _episode(run_dir):
+    metrics = json.loads((run_dir / "iterations" / "0" / "eval" / "metrics.json").read_text())
+    return max(metrics["episodes"], key=lambda e: e["ticks"])["episode_id"]
+
+
+def test_ticks_and_node_narrow_the_trace_and_size_says_what_was_left_out(run_dir):
+    ep = _episode(run_dir)
+    full = cli("episode", str(run_dir), "0", ep)
+    total = full["ticks_total"]
+    assert total == len(full["ticks"]) >= 4 and full["size"]["bytes"] == full["size"]["bytes_unfiltered"]
+    node = full["ticks"][1]["nodes"][0]["node"]
+    part = cli("episode", str(run_dir), "0", ep, "--ticks", f"1:{total - 2}", "--node", node)
+    assert [t["tick"] for t in part["ticks"]] == [t["tick"] for t in full["ticks"][1:total - 1]]
+    for narrow, whole in zip(part["ticks"], full["ticks"][1:]):
+        assert narrow["nodes"] == [n for n in whole["nodes"] if n["node"] == node]  # values whole
+        assert narrow["observation"] is None and narrow["actions"] == whole["actions"]
+    assert part["ticks_total"] == total and part["size"]["ticks"] == total - 2
+    assert part["size"]["firings"] == sum(len(t["nodes"]) for t in part["ticks"])
+    assert part["size"]["firings_total"] == sum(len(t["nodes"]) for t in full["ticks"])
+    assert part["size"]["bytes"] < part["size"]["bytes_unfiltered"] == full["size"]["bytes"]
+    tail = cli("episode", str(run_dir), "0", ep, "--ticks", f"{total - 1}:")
+    assert [t["tick"] for t in tail["ticks"]] == [full["ticks"][-1]["tick"]]
+    assert tail["ticks"][0] == full["ticks"][-1]
+
+
+def test_bad_filters_are_refused_with_one_line(run_dir):
+    ep = _episode(run_dir)
+    for args, message in ((["--ticks", "5"], "give A:B"), (["--ticks", "900:901"], "the episode has ticks 0.."),
+                          (["--node", "nowhere"], "--node nowhere: not a node"),
+                          (["--tick", "1", "--ticks", "1:2"], "not both")):
+        out = cli("episode", str(run_dir), "0", ep, *args, ok=False)
+        assert out["ok"] is False and out["_exit_code"] != 0 and message in out["error"], (args, out)
