@@ -106,6 +106,8 @@ def _runs_dir(runs_dir: Path | None) -> Path:
 @SPEND_OPTIONS
 @RUNS_DIR_OPTION
 @JSON_OPTION
+@interruptible(lambda kw: "no run was created (the half-built folder is removed); run the same "
+                          "`architect init` again to start it")
 @handled
 def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episodes, eval_episodes, seed, tier,
              episodes_file, holdout_file, backend, ray_address, max_cost_usd, max_tokens, dry_run, runs_dir, as_json):

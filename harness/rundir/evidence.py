@@ -7,6 +7,7 @@ Only performance-tier evaluations are read here; sealed-tier results
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,20 +133,19 @@ def episode_view(paths: RunPaths, ref: str | int, episode: str, tick: int | None
     state; or the ticks of `tick_range`, both ends included; or only the firings
     of `nodes`, see `narrow_ticks`); with VS, where the two traces diverge.
     `ticks_total` and `size` say what the narrowing left out."""
-    import json
-
-    from harness.evaluation.trace import actions_by_tick, divergence, replay_view, ticks
+    from harness.evaluation.trace import actions_by_tick, divergence, replay_view, simulator_nodes, ticks
 
     child = locate(paths, ref)
     record = _record(child.metrics(), child.label, episode)
     header, firings = _log(child, record)
     every = ticks(firings, tick, header.get("ports"))
     shown = narrow_ticks(every, firings, tick_range, nodes)
+    sims = simulator_nodes(firings)
     out = {"label": child.label, "episode_id": record["episode_id"], "success": record["success"],
            "termination": record["termination"], "steps": record["steps"], "ticks": shown,
            "ticks_total": len({f["tick"] for f in firings}),
            "size": {"ticks": len(shown), "firings": sum(len(t["nodes"]) for t in shown),
-                    "firings_total": sum(len(t["nodes"]) for t in every) if tick is None else None,
+                    "firings_total": sum(1 for f in firings if f["node"] not in sims),
                     "bytes": len(json.dumps(shown, default=str)),
                     "bytes_unfiltered": len(json.dumps(every, default=str))}}
     if tick is not None and executor:
