@@ -4,7 +4,8 @@ Both signals raise `Interrupted` (a KeyboardInterrupt) in the main thread, even
 where the shell started the command with SIGINT ignored (a background job).
 The evaluation supervisor kills its workers on the way out; then every process
 this command started and that is still alive (the forkserver, the resource
-tracker, a worker's own children) is terminated (killed after a few seconds), one line on stderr says what was
+tracker, a worker's own children; not a run's warm forkserver, which outlives
+commands by design) is terminated (killed after a few seconds), one line on stderr says what was
 stopped and what to run to continue (with --json also the one JSON object), and
 the exit code is 128 + the signal's number (130, 143). A second signal during
 that clean-up is ignored, so the clean-up finishes.
@@ -30,11 +31,26 @@ class Interrupted(KeyboardInterrupt):
         self.descendants = descendants  # this process's descendants when the signal came
 
 
+WARM_SERVER = "harness.evaluation.warm import serve"
+
+
 def _descendants() -> list:
+    """This process's descendants, but for a run's warm forkserver and what it forked: that
+    server outlives commands by design (harness.evaluation.warm: it stops itself when idle,
+    and other commands of the run may be using it); this command's own workers forked from
+    it are killed by the evaluation supervisor."""
     import psutil
 
     try:
-        return psutil.Process().children(recursive=True)
+        everyone = psutil.Process().children(recursive=True)
+        kept = set()
+        for p in everyone:
+            try:
+                if WARM_SERVER in " ".join(p.cmdline()):
+                    kept |= {p.pid, *(c.pid for c in p.children(recursive=True))}
+            except psutil.Error:
+                pass
+        return [p for p in everyone if p.pid not in kept]
     except psutil.Error:
         return []
 
