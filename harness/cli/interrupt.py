@@ -5,7 +5,7 @@ where the shell started the command with SIGINT ignored (a background job).
 The evaluation supervisor kills its workers on the way out; then every process
 this command started and that is still alive (the forkserver, the resource
 tracker, a worker's own children; not a run's warm forkserver, which outlives
-commands by design) is terminated (killed after a few seconds), one line on stderr says what was
+commands by design) is terminated (killed after a second), one line on stderr says what was
 stopped and what to run to continue (with --json also the one JSON object), and
 the exit code is 128 + the signal's number (130, 143). A second signal during
 that clean-up is ignored, so the clean-up finishes.
@@ -34,6 +34,24 @@ class Interrupted(KeyboardInterrupt):
 WARM_SERVER = "harness.evaluation.warm import serve"
 
 
+def _children() -> list:
+    import psutil
+
+    try:
+        return psutil.Process().children()
+    except psutil.Error:
+        return []
+
+
+def _cmdline(p) -> list:
+    import psutil
+
+    try:
+        return p.cmdline()
+    except psutil.Error:
+        return []
+
+
 def _descendants() -> list:
     """This process's descendants, but for a run's warm forkserver and what it forked: that
     server outlives commands by design (harness.evaluation.warm: it stops itself when idle,
@@ -43,16 +61,16 @@ def _descendants() -> list:
 
     try:
         everyone = psutil.Process().children(recursive=True)
-        kept = set()
-        for p in everyone:
-            try:
-                if WARM_SERVER in " ".join(p.cmdline()):
-                    kept |= {p.pid, *(c.pid for c in p.children(recursive=True))}
-            except psutil.Error:
-                pass
-        return [p for p in everyone if p.pid not in kept]
     except psutil.Error:
         return []
+    kept = set()
+    for p in everyone:
+        if WARM_SERVER in " ".join(_cmdline(p)):
+            try:
+                kept |= {p.pid, *(c.pid for c in p.children(recursive=True))}
+            except psutil.Error:
+                kept.add(p.pid)
+    return [p for p in everyone if p.pid not in kept]
 
 
 def _raise(signum, frame) -> None:
@@ -61,8 +79,9 @@ def _raise(signum, frame) -> None:
     raise Interrupted(signum, _descendants())
 
 
-def stop_descendants(known: list, timeout: float = 3.0) -> int:
-    """Stop every process in `known` and every current descendant; how many there were."""
+def stop_descendants(known: list, timeout: float = 1.0) -> int:
+    """Stop every process in `known` and every current descendant (SIGTERM, then SIGKILL after
+    `timeout`: multiprocessing's resource tracker ignores SIGTERM); how many there were."""
     import psutil
 
     procs = {p.pid: p for p in known + _descendants()}
@@ -89,8 +108,10 @@ def _stopped(exc: KeyboardInterrupt, resume: str, as_json: bool):
         signal.signal(s, signal.SIG_IGN)
     stopped = stop_descendants(getattr(exc, "descendants", []))
     name = signal.Signals(signum).name
+    kept = "; the run's warm forkserver stays for its next command (it stops itself when idle)" if any(
+        WARM_SERVER in " ".join(_cmdline(p)) for p in _children()) else ""
     line = (f"interrupted ({name}): stopped the episodes in flight and {stopped} process(es) it "
-            f"had started (workers, forkserver, resource tracker); {resume}")
+            f"had started (workers, forkserver, resource tracker){kept}; {resume}")
     click.echo(line, err=True)
     if as_json:
         click.echo(json.dumps({"ok": False, "error": line, "interrupted": name}))
