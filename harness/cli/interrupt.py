@@ -1,4 +1,4 @@
-"""Stopping a long command (evaluate, smoke, certify, loop) with Ctrl-C or SIGTERM.
+"""Stopping a long command (init, smoke, evaluate, certify, loop) with Ctrl-C or SIGTERM.
 
 Both signals raise `Interrupted` (a KeyboardInterrupt) in the main thread, even
 where the shell started the command with SIGINT ignored (a background job).
