@@ -160,7 +160,7 @@ def test_abort_on_an_outage_and_resume_give_the_same_final_beam(reference, stand
 
 def test_a_loop_killed_mid_round_resumes_to_the_same_final_beam(reference, stand_ins, tmp_path):
     runs = reference["runs"]
-    config, _ = write_config(tmp_path, final_test=False)  # the reference's schedule; the beam is compared, not the final test
+    config, _ = write_config(tmp_path, final_test=False)  # the reference's schedule, no final test (not compared)
     command = [sys.executable, "-c", "from harness.cli import main; main()", "loop", "shaper", "babyai-llm",
                "--scripted-models", "--config", str(config),
                "--run-id", "killed", "--runs-dir", str(runs), "--json"]
