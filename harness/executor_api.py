@@ -18,7 +18,9 @@ executor profile is read).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import functools
 import importlib
 import importlib.util
 import threading
@@ -334,11 +336,21 @@ def finish_episodes(episodes: list[dict], keys: tuple[str, ...], budgets: dict, 
 
 # --- executor profiles ----------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=32)
+def _parsed_profile(source: str, text: str) -> Any:
+    """The parse of a profile's text, kept per text: a process (a test session, a worker) loads the
+    same profile many times, and the larger ones take a second to parse."""
+    from harness.fileio import parse_yaml
+
+    return parse_yaml(text, source, "executor profile", ExecutorProfileError)
+
+
 def load_profile(path: Path, spec: ExecutorSpec | None = None) -> dict:
     """Read and validate an executor profile.yaml; errors name the file and the offending key."""
-    from harness.fileio import read_yaml
+    from harness.fileio import read_text
 
-    data = read_yaml(path, "executor profile", ExecutorProfileError)
+    text = read_text(Path(path), "executor profile", ExecutorProfileError)
+    data = copy.deepcopy(_parsed_profile(str(Path(path)), text))
     problems = profile_problems(data, spec)
     if problems:
         raise ExecutorProfileError(f"{path}: invalid profile: " + "; ".join(problems))

@@ -18,6 +18,7 @@ import gzip
 import hashlib
 import json
 import re
+import threading
 from pathlib import Path
 
 from filelock import FileLock
@@ -28,6 +29,9 @@ from harness.evaluation.records import jsonable
 
 CACHE_FORMAT = 1
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
+# CPython 3.11 can fail ast.parse run in two threads at once (SystemError: AST constructor recursion
+# depth mismatch); SHAPER validates proposals in parallel threads
+_PARSE_LOCK = threading.Lock()
 
 
 def default_cache_dir() -> Path:
@@ -85,7 +89,9 @@ def shared_packages(package_dir: Path) -> list[Path]:
 
 def _imported(path: Path) -> set[str]:
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        source = path.read_text(encoding="utf-8")
+        with _PARSE_LOCK:
+            tree = ast.parse(source, str(path))
     except (SyntaxError, UnicodeDecodeError):
         return set()
     names: set[str] = set()

@@ -71,12 +71,13 @@ def test_unknown_executor_and_variant_are_refused_with_the_known_ones(tmp_path):
 
 def test_init_takes_a_seed_name_and_replays_its_cassette(tmp_path, monkeypatch):
     """`architect init kdloop babyai-llm` (replay mode): iteration 0 is the babyai-llm seed, committed.
-    The init cassette covers the whole smoke and search tiers; the test evaluates the first 8 search episodes."""
+    The init cassette covers the whole smoke and search tiers; the test evaluates the first 2 smoke and 3 search
+    episodes (how many is not what it checks)."""
     monkeypatch.setenv("ARCHITECT_MODEL_MODE", "replay")
     monkeypatch.setenv("ARCHITECT_CASSETTE", str(ROOT / "tests" / "cassettes" / "babyai_llm_init.jsonl"))
     monkeypatch.setenv("ARCHITECT_CACHE_DIR", str(tmp_path / "cache"))
-    out = architect("init", "kdloop", "babyai-llm", "--runs-dir", str(tmp_path / "runs"), "--eval-episodes", "8",
-                    "--json", cwd=tmp_path)
+    out = architect("init", "kdloop", "babyai-llm", "--runs-dir", str(tmp_path / "runs"), "--smoke-episodes", "2",
+                    "--eval-episodes", "3", "--json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     run = Path(json.loads(out.stdout)["run"])
     manifest = json.loads((run / "manifest.json").read_text())
