@@ -141,9 +141,9 @@ def _tick_range(text: str | None) -> tuple[int | None, int | None] | None:
               help="Run nothing: print the tiers, episode counts, reruns and the estimated cost and time.")
 @RUNS_DIR_OPTION
 @JSON_OPTION
+@handled
 @interruptible(lambda kw: "the run is consistent: no certification.json was written; run "
                           f"`architect certify {kw['run']}` again to certify")
-@handled
 def certify_cmd(run, reruns, holdout_episodes, episodes, fresh_seeds, dry_run, runs_dir, as_json):
     """End-of-run certification: re-evaluate iteration 0 and the best (mean ±
     sd, Δ), then both on the sealed holdout with a paired test; writes and

@@ -106,9 +106,9 @@ def _runs_dir(runs_dir: Path | None) -> Path:
 @SPEND_OPTIONS
 @RUNS_DIR_OPTION
 @JSON_OPTION
+@handled
 @interruptible(lambda kw: "no run was created (the half-built folder is removed); run the same "
                           "`architect init` again to start it")
-@handled
 def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episodes, eval_episodes, seed, tier,
              episodes_file, holdout_file, backend, ray_address, max_cost_usd, max_tokens, dry_run, runs_dir, as_json):
     """Create a run directory (its own git repository) for VARIANT on EXECUTOR.
@@ -201,9 +201,9 @@ def _tier_command(kind: str, name: str, doc: str):
     @race_flags
     @RUNS_DIR_OPTION
     @JSON_OPTION
+    @handled
     @interruptible(lambda kw: f"the run is consistent: nothing of this {name} was recorded in the ledger; run "
                               f"`architect {name} {kw['run']} {kw['staging']}` again to continue")
-    @handled
     def command(run, staging, runs_dir, as_json, race=False, alpha=0.05, margin=0.1, batch=10):
         from harness.rundir.run import open_staging
 
@@ -384,10 +384,10 @@ def rerun_cmd(run, iteration, times, runs_dir, as_json):
 @SPEND_OPTIONS
 @RUNS_DIR_OPTION
 @JSON_OPTION
+@handled
 @interruptible(lambda kw: "the run is consistent: its committed iterations and the stop reason `interrupted` are "
                           f"recorded; `architect loop {kw['variant']} {kw['executor']} --resume"
                           + (f" --run-id {kw['run_id']}" if kw.get("run_id") else "") + "` continues it")
-@handled
 def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations, max_skips, smoke_episodes,
              eval_episodes, certify, certify_reruns, holdout_episodes, config_path, scripted_models, tier,
              episodes_file, holdout_file, backend, ray_address, max_cost_usd, max_tokens, dry_run, runs_dir, as_json):
