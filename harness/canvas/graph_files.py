@@ -49,18 +49,21 @@ def validate_file(path: str, candidate_dir: Path | None, pinned_profile: str | N
 def patch_file(graph_path: str, patch_path: str, out: Path, *, refuse_invalid: bool) -> tuple[dict, list]:
     """Apply the patch file to the graph and write `out` (unless invalid and `refuse_invalid`).
 
-    A patch that fails names the patch file and the operation; `out` is then untouched."""
+    The result is validated against the folder it is written to (its `nodeset/` and prompts:
+    the candidate `out` belongs to), named as `validated_in`. A patch that fails names the
+    patch file and the operation; `out` is then untouched."""
     from harness.canvas.graph import read_json_file
     from harness.canvas.patch import PatchError, apply_patch, deprecations
     from harness.fileio import shorten, write_text_atomic
 
-    graph, folder = load(graph_path)
+    graph, _ = load(graph_path)
     patch = read_json_file(patch_path, what="patch")
     try:
         result = apply_patch(graph, patch)
     except PatchError as exc:  # name the patch file; keep the line short whatever the reason's size
         details = dict(exc.details, reason=shorten(exc.reason), file=str(patch_path))
         raise UserError(shorten(f"{patch_path}: {exc.message}"), details=details, exit_code=exc.exit_code) from None
+    folder = Path(out).resolve().parent
     report, problems = validation_report(result, folder)
     write = report["valid"] or not refuse_invalid
     if write:
@@ -68,7 +71,8 @@ def patch_file(graph_path: str, patch_path: str, out: Path, *, refuse_invalid: b
             write_text_atomic(out, json.dumps(result, indent=2) + "\n")
         except OSError as exc:
             raise UserError(f"{out}: cannot write: {exc.strerror or exc}") from None
-    report.update(applied=True, written=write, out=str(out), deprecations=deprecations(patch))
+    report.update(applied=True, written=write, out=str(out), validated_in=str(folder),
+                  deprecations=deprecations(patch))
     return report, problems
 
 

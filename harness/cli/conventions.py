@@ -1,7 +1,10 @@
 """The conventions every `architect` command follows, a plug-in's commands included.
 
-`--json` (`JSON_OPTION`): exactly one JSON object on stdout; progress goes to
-stderr. Errors (`handled`): a `UserError` from the library, or a file the
+`--json` (`JSON_OPTION`): exactly one JSON object on stdout, always with an
+`ok` key (`emit` adds `"ok": true` when the command did not set it); progress
+goes to stderr. `"ok": false` means the command failed (an error, or a check
+whose verdict is failure) and the exit code is non-zero; a command's verdict
+keys (`valid`, `verdict`, ...) say the rest. Errors (`handled`): a `UserError` from the library, or a file the
 operating system or the JSON parser could not read, becomes one line on stderr
 (with `--json`: a JSON object with `"ok": false`) and a non-zero exit code,
 never a traceback. A plug-in's command module (a variant's `cli.py`) imports
@@ -32,7 +35,9 @@ STAGING_ARGUMENT = click.argument("staging", metavar="STAGING")
 
 
 def emit(payload: dict[str, Any], as_json: bool, human: str | None = None) -> None:
-    """Print the result: the JSON object, or the human-readable text."""
+    """Print the result: the JSON object (with `ok`, see the module doc), or the human-readable text."""
+    if "ok" not in payload:
+        payload = {"ok": True, **payload}
     if as_json:
         click.echo(json.dumps(payload, default=str))
     elif human is not None:

@@ -216,7 +216,13 @@ def _tier_command(kind: str, name: str, doc: str):
                                        progress=not as_json)
             else:
                 verdict = opened.evaluate_staging(folder, kind, progress=not as_json)
-        human = ("passed" if verdict["passed"] else "FAILED: " + "; ".join(verdict["reasons"]))
+        extra = {"staging": str(folder), "results": str(folder / kind)}
+        if kind == "eval":  # `passed` here is "usable", not "better": say so in a key of its own
+            extra["scored"] = bool(verdict["passed"])
+            good = "scored (complete, primary metric measured; not a comparison with the parent)"
+        else:
+            good = "passed"
+        human = (good if verdict["passed"] else "FAILED: " + "; ".join(verdict["reasons"]))
         if verdict.get("primary", {}).get("mean") is not None:
             from harness.rundir.display import score_text
 
@@ -232,7 +238,7 @@ def _tier_command(kind: str, name: str, doc: str):
             r = verdict["race"]
             human += (f"\nrace vs parent {r['parent']}: {r['verdict']} after {r['episodes']} of {r['parent_episodes']} "
                       f"episodes ({r['decided_by']}; {r['error_rates']})")
-        emit(dict(verdict, staging=str(folder), results=str(folder / kind)), as_json, human=human)
+        emit(dict(verdict, **extra), as_json, human=human)
         if not verdict["passed"]:
             raise SystemExit(1)
 
@@ -242,7 +248,9 @@ def _tier_command(kind: str, name: str, doc: str):
 smoke_cmd = _tier_command("smoke", "smoke", "Run the smoke tier on a staged candidate (the smoke gate: clean exit, "
                           "at least one step per episode, a valid metric). Results go to STAGING/smoke/.")
 evaluate_cmd = _tier_command("eval", "evaluate", "Evaluate a staged candidate on the performance tier of the executor "
-                             "profile. Results go to STAGING/eval/. With --race, only as many of the parent's "
+                             "profile. Results go to STAGING/eval/. `passed` (and `scored`, the same value) means the "
+                             "evaluation is complete and measured the primary metric, whatever its score; the "
+                             "comparison with the parent is `architect fitness`'s `vs_parent`. With --race, only as many of the parent's "
                              "episodes as an anytime-valid paired test needs to decide (STAGING/eval/race.json).")
 
 
@@ -263,8 +271,22 @@ def commit_cmd(run, staging, description, runs_dir, as_json):
 
     with open_run_staging(run, staging, runs_dir) as (opened, folder):
         row = commit(opened, folder, description)
-    emit(dict(row, ok=True), as_json, human=f"committed iteration {row['iteration']}: {row['path']}"
-         + (f"\nwarning: {row['warning']}" if row["warning"] else ""))
+        best = opened.state()["best"]
+    note = _best_note(row, best)
+    emit(dict(row, ok=True, best_note=note), as_json, human=f"committed iteration {row['iteration']}: {row['path']}"
+         + (f"\nwarning: {row['warning']}" if row["warning"] else "") + (f"\nnote: {note}" if note else ""))
+
+
+def _best_note(row: dict, best: dict | None) -> str | None:
+    """Why a commit that became the run's best may still be "not accepted" by a variant's rule."""
+    from harness.rundir.ledger import BEST_RULE
+
+    verdict = (row.get("vs_parent") or {}).get("verdict")
+    if not best or best["iteration"] != row["iteration"] or verdict in (None, "better"):
+        return None
+    return (f"iteration {row['iteration']} is now the run's best ({BEST_RULE}), though the paired test calls it "
+            f"{verdict} against its parent: a rule that accepts only 'better' children (AFlow's experience) "
+            "lists it as not accepted; the two rules differ, neither is an error")
 
 
 @click.command("discard")

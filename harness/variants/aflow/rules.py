@@ -101,7 +101,9 @@ def experience(paths: RunPaths) -> dict[str, dict[str, Any]]:
     return table
 
 
-def render_experience(table: dict[str, dict[str, Any]], parent: int) -> str:
+def render_experience(table: dict[str, dict[str, Any]], parent: int, best: int | None = None) -> str:
+    """PARENT's experience as markdown; `best` (the run's best iteration) is marked where the
+    two rules differ: a child that is not accepted here may still be the run's best."""
     entry = table.get(str(parent), {"score": None, "success": {}, "failure": {}})
     score = entry["score"]
     lines = [
@@ -113,12 +115,15 @@ def render_experience(table: dict[str, dict[str, Any]], parent: int) -> str:
         "## Accepted (the paired test calls it better than the parent)",
     ]
     lines += _render_records(entry["success"]) or ["- none yet"]
-    lines += ["", "## Rejected (worse, or indistinguishable from the parent by the paired test, whatever the mean)"]
-    lines += _render_records(entry["failure"]) or ["- none yet"]
+    lines += ["", "## Rejected (worse, or indistinguishable from the parent by the paired test, whatever the mean)", "",
+              "The run's best (`state.best`, the default parent) is ranked by another rule: verdict first, then "
+              "the mean, so an indistinguishable child with a higher mean can be the best and still be listed here.",
+              ""]
+    lines += _render_records(entry["failure"], best) or ["- none yet"]
     return "\n".join(lines) + "\n"
 
 
-def _render_records(records: dict[str, dict[str, Any]]) -> list[str]:
+def _render_records(records: dict[str, dict[str, Any]], best: int | None = None) -> list[str]:
     out = []
     for key, rec in records.items():
         outcome = f"{rec['score']:.1f}%" if rec["score"] is not None else "not scored"
@@ -126,15 +131,22 @@ def _render_records(records: dict[str, dict[str, Any]]) -> list[str]:
             outcome += f", {rec['verdict']} vs parent: +{rec['gained']}/−{rec['lost']} episodes"
             if rec.get("p_value") is not None:
                 outcome += f", McNemar p={rec['p_value']:.3g}"
+            if rec["verdict"] == "indistinguishable":
+                outcome += ", not accepted (indistinguishable)"
+                if best is not None and key == str(best):
+                    outcome += "; the run's best by mean"
         out.append(f"- [{key}] ({outcome}) {rec['modification']}")
     return out
 
 
 def write_experience(paths: RunPaths, parent: int, out: Path | None = None) -> dict[str, Any]:
+    from harness.rundir import state
+
     table = experience(paths)
     write_json_atomic(paths.memory / "experience.json", table)
     target = out or (paths.memory / "experience.md")
-    write_text_atomic(target, render_experience(table, parent))
+    best = (state.read(paths).get("best") or {}).get("iteration")
+    write_text_atomic(target, render_experience(table, parent, best))
     entry = table.get(str(parent), {"success": {}, "failure": {}})
     return {
         "committed": _commit_if_stopped(paths, [paths.memory / "experience.json", target], parent),
