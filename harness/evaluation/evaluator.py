@@ -11,6 +11,7 @@ from pathlib import Path
 from harness.canvas.budgets import episode_limits
 from harness.errors import UserError
 from harness.fileio import write_json_atomic
+from harness.tier_groups import balanced_subset
 from harness.evaluation.cache import ResultCache, code_fingerprint
 from harness.evaluation.candidate import Candidate, load_candidate
 from harness.evaluation.backends import choose_backend
@@ -83,7 +84,7 @@ def evaluate(candidate, tier: str, *, episodes: int | None = None, workers: int 
     expected = durations.load()
     order = "longest_expected_first" if any(t["episode"]["episode_id"] in expected for t in tasks) else "tier"
     spans, seconds = _run_pending(longest_first(tasks, expected), records, cache, runs_on, factory, factory_args,
-                                  config, label, len(specs), progress)
+                                  config, label, len(specs), progress, _counted(ex))
     durations.record(seconds)
 
     ordered = [records[i] for i in range(len(specs))]
@@ -102,6 +103,15 @@ def durations_key(tier: str, oracle: bool, graph: dict) -> str:
     if oracle:
         return f"{tier}-oracle"
     return f"{tier}-model" if graph.get("model_profile") else tier
+
+
+def _counted(ex) -> str:
+    """What the progress lines count: the primary metric when it is the episode's success itself
+    (EQA's accuracy), else success."""
+    from harness.evaluation.records import SUCCESS_NAMES
+
+    primary = (ex.profile or {}).get("primary_metric") or ex.spec.primary_metric
+    return primary if primary in SUCCESS_NAMES else "success"
 
 
 def _wall_budget(graph: dict, specs: list[dict]) -> float:
@@ -196,14 +206,15 @@ def _episode_factory(cand, oracle: bool, probes: dict, model_concurrency_share: 
 
 
 def _run_pending(tasks: list[dict], records: dict[int, dict], cache, runs_on, factory, factory_args, config,
-                 label: str, total: int, progress: bool) -> tuple[list[tuple[float, float]], dict[str, float]]:
+                 label: str, total: int, progress: bool,
+                 counted: str = "success") -> tuple[list[tuple[float, float]], dict[str, float]]:
     """Run the pending tasks on the backend, in their order, filling `records` and the cache as
     outcomes arrive; each finished episode's (start, end) span on this process's clock, and its
     seconds by episode id."""
     by_index = {t["index"]: t for t in tasks}
     spans: list[tuple[float, float]] = []
     seconds: dict[str, float] = {}
-    with progress_bar(label, total, progress) as bar:
+    with progress_bar(label, total, progress, counted) as bar:
         for rec in records.values():
             bar.advance(rec["success"])
 
@@ -271,7 +282,7 @@ def _tier_episodes(ex, tier: str, limit: int | None) -> list[dict]:
     if limit is not None:
         if limit < 1:
             raise UserError(f"--episodes must be at least 1 (got {limit})")
-        specs = specs[:limit]
+        specs = balanced_subset(specs, limit, ex.spec.level_key)
     if not specs:
         raise UserError(f"tier {tier!r} of executor {ex.name!r} has no episodes")
     ids = [str(s["episode_id"]) for s in specs]

@@ -18,8 +18,10 @@ HEARTBEAT_SECONDS = 30.0
 
 
 class _Bar:
-    def __init__(self, progress: Progress | None, task_id, lines: tuple[Console, str, int] | None = None):
+    def __init__(self, progress: Progress | None, task_id, lines: tuple[Console, str, int] | None = None,
+                 counted: str = "success"):
         self.progress = progress
+        self.counted = counted  # the name the successes are shown under (EQA: accuracy)
         self.task_id = task_id
         self.lines = lines  # (console, label, total): plain progress lines
         self.started = self.last_line = time.monotonic()
@@ -31,7 +33,7 @@ class _Bar:
     def _status(self) -> str:
         scored = self.done - self.failures
         rate = f" ({100 * self.successes / scored:.0f}%)" if scored else ""
-        return f"success {self.successes}{rate}  infra {self.failures}"
+        return f"{self.counted} {self.successes}{rate}  infra {self.failures}"
 
     def advance(self, success: bool | None) -> None:
         """One more episode finished: succeeded, failed, or (None) an infrastructure failure."""
@@ -63,13 +65,13 @@ class _Bar:
 
 
 @contextmanager
-def progress_bar(label: str, total: int, enabled: bool):
+def progress_bar(label: str, total: int, enabled: bool, counted: str = "success"):
     if not enabled or total == 0:
         yield _Bar(None, None)
         return
     console = Console(stderr=True)
     if not console.is_terminal:
-        bar = _Bar(None, None, (console, label, total))
+        bar = _Bar(None, None, (console, label, total), counted)
         stop = threading.Event()
         ticker = threading.Thread(target=_tick, args=(bar, stop), daemon=True, name="progress-heartbeat")
         ticker.start()
@@ -86,7 +88,7 @@ def progress_bar(label: str, total: int, enabled: bool):
     )
     with progress:
         task_id = progress.add_task(label, total=total, status="")
-        yield _Bar(progress, task_id)
+        yield _Bar(progress, task_id, counted=counted)
 
 
 def _tick(bar: _Bar, stop: threading.Event) -> None:

@@ -100,13 +100,15 @@ def _reruns(run: Run, best: int, reruns: int, mode: str,
     """(baseline draws, best draws, deterministic, episodes used: "the tier's" | "fresh",
     why no fresh episodes were drawn for deterministic agents or None).
 
-    `auto`: two reruns on the tier's episodes first; when both agents repeat
-    themselves exactly there (deterministic: more reruns would all be equal),
-    every reported rerun runs on fresh episodes instead, if the executor can
-    draw them. `tier` / `fresh`: always those episodes."""
+    `auto`: two reruns on the tier's episodes first (the probe); when both agents
+    repeat themselves exactly there (deterministic: more reruns would all be
+    equal), every reported rerun runs on fresh episodes instead, if the executor
+    can draw them, and otherwise certification stops after the probe (its two
+    identical draws are what every rerun would give). `tier` / `fresh`: always
+    those episodes, `reruns` times."""
     iterations = (0,) if best == 0 else (0, best)
     fresh = mode == "fresh"
-    first = reruns if fresh else max(2, reruns)
+    first = reruns if fresh else (2 if mode == "auto" else max(2, reruns))  # auto: the two-rerun probe
     draws = {it: [_draw(run, it, k, fresh, progress, first) for k in range(1, first + 1)] for it in iterations}
     deterministic = None if fresh else all(d[0][1] == d[1][1] for d in draws.values())
     no_fresh = None
@@ -115,6 +117,10 @@ def _reruns(run: Run, best: int, reruns: int, mode: str,
         if no_fresh is None:
             fresh = True
             draws = {it: [_draw(run, it, k, True, progress, reruns) for k in range(1, reruns + 1)] for it in iterations}
+        # else: no fresh episodes, so the probe's draws are every rerun there would be: stop here
+    elif mode == "auto":
+        for it in iterations:
+            draws[it] += [_draw(run, it, k, False, progress, reruns) for k in range(first + 1, reruns + 1)]
     draws = {it: d[:reruns] for it, d in draws.items()}
     return (_summary(0, draws[0]), _summary(best, draws[best]), deterministic, "fresh" if fresh else "the tier's",
             no_fresh)
@@ -133,8 +139,11 @@ def _note(deterministic: bool | None, used: str, executor: str, no_fresh: str | 
         how = inspect.getdoc(load_ref(ref)).splitlines()[0] if ref else "each episode's seed shifted"
         return ("the agents are deterministic (two reruns on the tier's episodes were identical), so the reruns "
                 f"ran on fresh episodes: {how}")
-    why = f"no fresh episodes could be drawn: {no_fresh}" if no_fresh else "--episodes tier kept the tier's episodes"
-    return f"the agents are deterministic: reruns on the same episodes are identical, and {why}"
+    if not no_fresh:
+        return ("the agents are deterministic: reruns on the same episodes are identical, and --episodes tier "
+                "kept the tier's episodes")
+    return (f"the agents are deterministic: reruns on the same episodes are identical, and no fresh episodes "
+            f"could be drawn: {no_fresh}; so certification stopped after the two probe reruns")
 
 
 def _holdout(run: Run, tier: str, best: int, episodes: int | None, progress: bool) -> dict:
@@ -165,7 +174,8 @@ def _holdout_size(run: Run, tier: str, shared: int, limit: int | None) -> str:
 
     spec = ((load_executor(run.manifest["executor"]).profile or {}).get("tiers") or {}).get(tier) or {}
     what = " ".join(str(spec.get("description") or "").split()) or "as the executor's profile defines it"
-    cap = f"; the first {limit} of them (--holdout-episodes {limit})" if limit is not None else ""
+    cap = (f"; {limit} of them, taken round-robin over its groups (--holdout-episodes {limit})"
+           if limit is not None else "")
     return f"{shared} episodes: tier {tier!r} of {run.manifest['executor']}, {what}{cap}"
 
 
@@ -194,7 +204,7 @@ def certify(run: Run, *, reruns: int = 3, holdout_episodes: int | None = None, e
         "best": best,
         "selection": selection,
         "reruns": {
-            "tier": tier, "episodes": count, "times": reruns, "episode_seeds": used,
+            "tier": tier, "episodes": count, "times": len(baseline_draws["draws"]), "episode_seeds": used,
             "baseline": baseline_draws, "best": best_draws,
             "delta": best_draws["mean"] - baseline_draws["mean"],
         },

@@ -62,7 +62,7 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
     target = runs_dir / run_id
     _refuse_existing(target)
     executor = executor.with_tiers(run_tiers)
-    performance_tier, default_holdout = tiers.search_tiers(executor, performance_tier)
+    performance_tier, default_holdout = tiers.chosen_search_tier(executor, performance_tier)
     holdout_tier = holdout_tier or default_holdout
     profile = dict(executor.profile, performance_tier=performance_tier, holdout_tier=holdout_tier)
     runs_dir.mkdir(parents=True, exist_ok=True)
@@ -79,6 +79,12 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
             why = audit.get("content_unavailable")
             unavailable = f"; content unavailable: {why}" if why else ""
             tell(f"tier {tier}: {audit['distinct']} distinct episodes (by {audit['by']}{unavailable})")
+        notes = tiers.tier_notes(executor, performance_tier, holdout_tier,
+                                 tiers.episodes_override({"eval_episodes": eval_episodes}, "eval"))
+        for warning in notes["warnings"]:
+            tell(f"warning: {warning}")
+        if notes["eval_subset"]:
+            tell(f"{performance_tier}: {notes['eval_subset']}")
         try:
             _build(RunPaths(build), variant, executor_name, seed_candidate, seed_dir, profile, run_id, max_iterations,
                    max_skips, smoke_episodes, eval_episodes, seed, progress, tell, spec, spend_caps or {}, fitness,
@@ -125,7 +131,7 @@ def dry_run(variant: str, executor_or_seed: str, *, smoke_episodes: int | None, 
     variant_spec = find_variant(variant)
     spec, seed_candidate, executor, seed_dir = resolve_seed_candidate(executor_or_seed)
     executor = executor.with_tiers(run_tiers)
-    performance_tier, default_holdout = tiers.search_tiers(executor, tier)
+    performance_tier, default_holdout = tiers.chosen_search_tier(executor, tier)
     holdout_tier = holdout_tier or default_holdout
     audits = tiers.refuse_duplicates(executor, (performance_tier, holdout_tier))
     caps = {"smoke_episodes": smoke_episodes, "eval_episodes": eval_episodes}
@@ -135,8 +141,9 @@ def dry_run(variant: str, executor_or_seed: str, *, smoke_episodes: int | None, 
     rerun_tier = (executor.profile or {}).get("rerun_tier") or performance_tier
     certification = certification_plan(executor, rerun_tier=rerun_tier, rerun_cap=tiers.episodes_override(caps, "eval"),
                                        holdout_tier=holdout_tier, measured=plan["measured"], workers=plan["workers"])
+    notes = tiers.tier_notes(executor, performance_tier, holdout_tier, tiers.episodes_override(caps, "eval"))
     return dict(plan, variant=variant, executor=spec.name, seed_candidate=seed_candidate, certification=certification,
-                performance_tier=performance_tier, holdout_tier=holdout_tier,
+                performance_tier=performance_tier, holdout_tier=holdout_tier, **notes,
                 distinct_episodes={t: {k: a[k] for k in ("episodes", "distinct", "by", "content_unavailable") if k in a}
                                    for t, a in audits.items()},
                 max_iterations=variant_spec.max_iterations if max_iterations is None else max_iterations)

@@ -112,11 +112,16 @@ def certification_plan(executor, *, rerun_tier: str, rerun_cap: int | None, hold
     rerun = len(executor.episodes(rerun_tier))
     rerun = min(rerun, rerun_cap) if rerun_cap else rerun
     holdout = len(executor.episodes(holdout_tier)) if holdout_tier else 0
+    from harness.evaluation.evaluator import fresh_unavailable
+
     episodes = 2 * reruns * rerun + 2 * holdout
+    no_fresh = fresh_unavailable(executor, rerun_tier, rerun_cap)
+    deterministic = ("a deterministic agent's reruns draw fresh episodes of the same count" if no_fresh is None else
+                     f"tier {rerun_tier!r} has no fresh episodes ({no_fresh}): a deterministic agent (two identical "
+                     f"probe reruns) stops after those two, {2 * 2 * rerun + 2 * holdout} episodes in all")
     plan = {"reruns": reruns, "rerun_tier": rerun_tier, "rerun_episodes": rerun, "holdout_tier": holdout_tier,
             "holdout_episodes": holdout, "episodes": episodes,
-            "note": "a deterministic agent's reruns may draw fresh episodes of the same count; "
-                    "--reruns and --holdout-episodes make it smaller"}
+            "note": f"{deterministic}; --reruns and --holdout-episodes make it smaller"}
     if measured:
         plan["wall_seconds_estimate"] = round(measured["seconds_per_episode"] * episodes / max(1, workers), 1)
     return plan
@@ -147,6 +152,9 @@ def render(plan: dict) -> str:
             f"{t} {a['distinct']} of {a['episodes']} (by {a['by']}"
             + (f"; content unavailable: {a['content_unavailable']}" if a.get("content_unavailable") else "") + ")"
             for t, a in plan.get("distinct_episodes", {}).items()) + "\n"
+        run += "".join(f"warning: {w}\n" for w in plan.get("warnings") or [])
+        if plan.get("eval_subset"):
+            run += f"{plan['performance_tier']}: {plan['eval_subset']}\n"
     return (f"{run}one iteration: {tiers}\n"
             f"model calls: at most {plan['model_calls_max']}; tokens: at most {plan['tokens_max']}; "
             f"cost: at most {cost} ({plan['cost_note']})\n"

@@ -53,6 +53,51 @@ def search_tiers(executor, tier: str | None = None) -> tuple[str, str | None]:
     return name, None
 
 
+def chosen_search_tier(executor, tier: str | None) -> tuple[str, str | None]:
+    """`search_tiers` for a new run, refusing another variant's split (SHAPER's train,
+    validation and test tiers are for `architect shaper`, not a search tier)."""
+    from harness.tier_groups import split_names, tier_kind
+
+    name, holdout = search_tiers(executor, tier)
+    split = split_names(executor.profile).get(name)
+    if split is not None:
+        usable = sorted(t for t in executor.profile["tiers"] if tier_kind(executor.profile, t) in ("search", "protocol"))
+        raise UserError(f"--tier {name!r} is SHAPER's {split} split (used by `architect shaper`), not a search "
+                        f"tier: choose one of {', '.join(usable)}")
+    return name, holdout
+
+
+def tier_notes(executor, tier: str, holdout: str | None, eval_episodes: int | None) -> dict:
+    """What a new run should be told about its tiers: `warnings` (a search tier covering fewer
+    groups than its holdout) and `eval_subset` (which episodes a cap of N takes, or None)."""
+    from harness.tier_groups import coverage_warning, subset_text
+
+    warning = coverage_warning(executor, tier, holdout)
+    return {"warnings": [warning] if warning else [],
+            "eval_subset": subset_text(executor.episodes(tier), eval_episodes, executor.spec.level_key)}
+
+
+def tier_table(executor) -> dict[str, dict]:
+    """Each tier of the executor's profile: episodes, kind (`tier_groups.tier_kind`), sealed,
+    description, episodes per group, and for an unsealed search tier the sealed holdout a
+    run searching it is certified on."""
+    from harness.tier_groups import group_counts, split_names, tier_kind
+
+    splits = split_names(executor.profile)
+    out = {}
+    for name, spec in executor.profile["tiers"].items():
+        episodes = executor.episodes(name)
+        row = {"episodes": len(episodes), "kind": tier_kind(executor.profile, name),
+               "sealed": bool(spec.get("sealed")), "description": spec.get("description"),
+               "groups": group_counts(episodes, executor.spec.level_key)}
+        if name in splits:
+            row["split"] = f"SHAPER {splits[name]} (for `architect shaper`; refused as a search tier)"
+        elif row["kind"] in ("search", "protocol", "other"):
+            row["certifies_against"] = search_tiers(executor, name)[1]
+        out[name] = row
+    return out
+
+
 def audit_tier(executor, tier: str) -> dict:
     """How many distinct episodes `tier` holds: by the executor's content
     fingerprint (`episode_content`) when it has one, else by episode key.
@@ -132,8 +177,11 @@ def run_tier(candidate: Path, out_dir: Path, *, kind: str, tier: str, episodes: 
     # handful of episodes one worker finishes sooner than several.
     workers = 1 if episodes is not None and episodes <= FEW_EPISODES else None
     evaluation = evaluation or {}
+    folder = out_dir.parent  # iterations/N (iteration 0 at init) or staging/S
+    label = f"iteration {folder.name}" if folder.parent.name == "iterations" else f"staging {folder.name}"
+    label += f" · {tier}"
     try:
-        metrics = evaluate(candidate, tier, episodes=episodes, workers=workers, out_dir=out_dir,
+        metrics = evaluate(candidate, tier, episodes=episodes, workers=workers, out_dir=out_dir, label=label,
                            use_cache=use_cache, progress=progress, backend=evaluation.get("backend"),
                            ray_address=evaluation.get("ray_address"), tiers=tiers, warm_scope=warm_scope)
     except UserError as exc:
