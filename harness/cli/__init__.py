@@ -24,7 +24,7 @@ MODULE_COMMANDS = {
     "fitness_cmds": ("fitness",),
     "model_cmds": ("models",),
     "executor_cmds": ("executors",),
-    "evidence_cmds": ("episodes", "episode", "certify"),
+    "evidence_cmds": ("episodes", "episode", "outputs", "certify"),
     "data_cmds": ("data",),
     "report_cmds": ("report",),
     "session_cmds": ("end", "drive"),

@@ -1,6 +1,7 @@
 """The optimizer's evidence: `architect episodes` (gained / lost episodes and
 paired statistics) and `architect episode` (one episode's trace, its state
-rendered at a tick, the divergence point against another candidate)."""
+rendered at a tick, the divergence point against another candidate) and
+`architect outputs` (one node's output values over a whole evaluation)."""
 
 from __future__ import annotations
 
@@ -123,6 +124,30 @@ def _tick_range(text: str | None) -> tuple[int | None, int | None] | None:
     return bounds
 
 
+@click.command("outputs")
+@click.argument("run")
+@click.argument("iteration", metavar="ITER")
+@click.argument("node", metavar="NODE")
+@click.option("--port", default=None, metavar="P", help="Only this output port (default: every port of NODE).")
+@click.option("--vs", "vs", default=None, metavar="ITER", help="The same counts for this iteration, beside ITER's.")
+@RUNS_DIR_OPTION
+@JSON_OPTION
+@handled
+def outputs_cmd(run, iteration, node, port, vs, runs_dir, as_json):
+    """What NODE put out over ITER's whole evaluation, from the episode logs.
+
+    Per output port: the count of each value over every firing of every
+    episode, with the episodes it came from, and the counts per group
+    (level); numbers also get mean, min and max (with more than 20 distinct
+    values, only those). With --vs, the same for another iteration beside it.
+    """
+    from harness.rundir.layout import resolve_run
+    from harness.rundir.outputs import outputs_view
+
+    view = outputs_view(resolve_run(run, runs_dir), iteration, node, port, vs)
+    emit(rounded(view), as_json, view["text"])
+
+
 @click.command("certify")
 @click.argument("run")
 @click.option("--reruns", type=click.IntRange(min=1), default=3, show_default=True,
@@ -130,7 +155,7 @@ def _tick_range(text: str | None) -> tuple[int | None, int | None] | None:
                    "profile's `rerun_tier` (LIBERO: protocol), else the run's performance tier; the run's "
                    "--eval-episodes cap applies. `--dry-run` names the tier.")
 @click.option("--holdout-episodes", type=click.IntRange(min=1), default=None,
-              help="Only the first N episodes of the sealed holdout tier (default: all).")
+              help="Only N episodes of the sealed holdout tier, taken round-robin over its groups (default: all).")
 @click.option("--episodes", "episodes", type=click.Choice(["auto", "tier", "fresh"]), default="auto", show_default=True,
               help="Rerun episodes: the tier's, fresh ones (R2R: unused instructions of the same split; EQA: unused "
                    "questions of the same split; LIBERO: unused initial states of the same tasks; else shifted "
@@ -170,4 +195,5 @@ def certify_cmd(run, reruns, holdout_episodes, episodes, fresh_seeds, dry_run, r
 def register(main: click.Group) -> None:
     main.add_command(episodes_cmd)
     main.add_command(episode_cmd)
+    main.add_command(outputs_cmd)
     main.add_command(certify_cmd)

@@ -97,8 +97,9 @@ def _runs_dir(runs_dir: Path | None) -> Path:
 @click.option("--max-iterations", type=int, default=None,
               help="Cap on committed iterations after iteration 0 (default: the variant's cap, see docs/contracts.md).")
 @click.option("--max-skips", type=int, default=None, help="Stop after this many consecutive discarded attempts (default 10).")
-@click.option("--smoke-episodes", type=click.IntRange(min=1), default=None, help="Use only the first N smoke episodes (cheap runs).")
-@click.option("--eval-episodes", type=click.IntRange(min=1), default=None, help="Use only the first N performance-tier episodes (cheap runs).")
+@click.option("--smoke-episodes", type=click.IntRange(min=1), default=None, help="Use only N smoke episodes (cheap runs), taken round-robin over the tier's groups.")
+@click.option("--eval-episodes", type=click.IntRange(min=1), default=None, help="Use only N performance-tier episodes (cheap runs), taken round-robin over the tier's groups "
+                   "(level, suite) in tier order; the dry run and init say which.")
 @click.option("--seed", type=int, default=None, help="Seed of the random proposer, stored in the manifest.")
 @TIER_OPTION
 @EPISODE_LIST_OPTIONS
@@ -387,15 +388,15 @@ def rerun_cmd(run, iteration, times, runs_dir, as_json):
 @click.option("--max-iterations", type=int, default=None,
               help="Cap stored in a new run's manifest (default: --iterations, else the variant's cap).")
 @click.option("--max-skips", type=int, default=None, help="Consecutive discarded attempts that stop a new run (default 10).")
-@click.option("--smoke-episodes", type=click.IntRange(min=1), default=None, help="New run: use only the first N smoke episodes.")
-@click.option("--eval-episodes", type=click.IntRange(min=1), default=None, help="New run: use only the first N performance episodes.")
+@click.option("--smoke-episodes", type=click.IntRange(min=1), default=None, help="New run: use only N smoke episodes (round-robin over the tier's groups).")
+@click.option("--eval-episodes", type=click.IntRange(min=1), default=None, help="New run: use only N performance episodes (round-robin over the tier's groups).")
 @click.option("--certify/--no-certify", default=True, show_default=True,
               help="When the loop stops, certify: reruns of iteration 0 and the best, then both on the sealed holdout.")
 @click.option("--certify-reruns", type=click.IntRange(min=1), default=3, show_default=True,
               help="Certification: reruns of each on the rerun tier (the executor profile's rerun_tier, else the "
                    "performance tier; `architect certify RUN --dry-run` names it).")
 @click.option("--holdout-episodes", type=click.IntRange(min=1), default=None,
-              help="Certification: only the first N holdout episodes (default: the run's --eval-episodes cap, else all).")
+              help="Certification: only N holdout episodes, round-robin over its groups (default: the run's --eval-episodes cap, else all).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Headless-driver variants (shaper): YAML of the variant's settings for a new run.")
 @click.option("--scripted-models", is_flag=True,

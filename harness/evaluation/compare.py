@@ -38,6 +38,14 @@ def episode_group(record: dict) -> str:
     return head if sep else "all"
 
 
+def grouped_by(groups, executor: str | None) -> str:
+    """The words for how `groups` (the group names found) were made."""
+    names = set(groups)
+    if names <= {"all"}:
+        return f"one group: executor {executor or '?'} declares no level or group key for its episodes"
+    return "the executor's episode group (level, suite, task group or question type)"
+
+
 def primary_name(metrics: dict) -> str:
     return (metrics.get("primary") or {}).get("metric") or "success_rate"
 
@@ -54,13 +62,16 @@ def compare_evaluations(a: dict, b: dict, *, confidence: float = CONFIDENCE, see
     primary = primary_name(b)
     names = [primary] + [m for m in (metrics if metrics is not None else list((b.get("secondary") or {})))
                          if m != primary]
+    from harness.evaluation.failures import group_reader  # it imports this module
+
     outcome = {"gained": [], "lost": [], "unchanged_success": [], "unchanged_failure": []}
     groups: dict[str, dict] = {}
+    group_of = group_reader(b.get("executor"))  # the executor's own group (EQA: question type), else episode_group
     for ra, rb in pairs:
         key = _outcome(ra["success"], rb["success"])
         outcome[key].append(str(rb.get("episode_id", "?")))
-        g = groups.setdefault(episode_group(rb), {"episodes": 0, "gained": 0, "lost": 0, "unchanged": 0,
-                                                  "success_a": 0, "success_b": 0})
+        g = groups.setdefault(group_of(rb), {"episodes": 0, "gained": 0, "lost": 0, "unchanged": 0,
+                                             "success_a": 0, "success_b": 0})
         g["episodes"] += 1
         g[key if key in ("gained", "lost") else "unchanged"] += 1
         g["success_a"] += int(ra["success"])
@@ -83,6 +94,7 @@ def compare_evaluations(a: dict, b: dict, *, confidence: float = CONFIDENCE, see
         "confidence": confidence,
         "episodes": outcome,
         "groups": dict(sorted(groups.items())),
+        "grouped_by": grouped_by(groups, b.get("executor")),
         "metrics": comparisons,
     }
 
@@ -100,7 +112,7 @@ def render(result: dict, label_a: str, label_b: str) -> str:
              f"+{len(eps['gained'])} gained / −{len(eps['lost'])} lost / "
              f"{len(eps['unchanged_success']) + len(eps['unchanged_failure'])} unchanged"]
     lines += [f"  {m['text']}" for m in result["metrics"].values()]
-    lines.append("per group (episodes: gained/lost, success A→B):")
+    lines.append(f"per group (episodes: gained/lost, success A→B; {result.get('grouped_by') or 'by group'}):")
     for name, g in result["groups"].items():
         lines.append(f"  {name}: {g['episodes']}: +{g['gained']}/−{g['lost']}, {g['success_a']}→{g['success_b']}")
     for key in ("gained", "lost"):

@@ -75,6 +75,12 @@ def _reader(executor: str | None):
     return load_ref(ref) if ref else None
 
 
+def group_reader(executor: str | None):
+    """record -> the group it is counted under (`reading`'s group), for the executor's records."""
+    hook = _reader(executor)
+    return lambda record: reading(record, hook)["group"]
+
+
 def reading(record: dict, hook) -> dict:
     """{group, kind, detail} of one episode record: the executor's reading where it gives one, else
     its level and termination reason; an episode ended by an error keeps the reason as its kind."""

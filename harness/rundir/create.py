@@ -160,12 +160,14 @@ def _iteration0_fitness(fitness, variant: str, iteration0: Path, primary_metric:
 
 def _per_group(metrics_path: Path) -> str:
     """'group successes/episodes (SR %)' for each episode group (level, suite) of an evaluation."""
-    from harness.evaluation.compare import episode_group
+    from harness.evaluation.failures import group_reader
     from harness.rundir.records import read_metrics
 
+    metrics = read_metrics(metrics_path) or {}
+    group_of = group_reader(metrics.get("executor"))
     groups: dict[str, list[bool]] = {}
-    for record in (read_metrics(metrics_path) or {}).get("episodes") or ():
-        groups.setdefault(episode_group(record), []).append(bool(record["success"]))
+    for record in metrics.get("episodes") or ():
+        groups.setdefault(group_of(record), []).append(bool(record["success"]))
     return ", ".join(f"{name} {sum(v)}/{len(v)} ({100 * sum(v) / len(v):.0f} %)" for name, v in groups.items())
 
 

@@ -183,3 +183,31 @@ def test_validate_several_graphs_reports_the_worst_exit_code():
     assert "malformed JSON" in by_name["malformed.json"]["error"]
     code, _ = cli("validate", GRAPHS / "valid_minimal.json", GRAPHS / "faulty_llm.json")
     assert code == 1
+
+
+def test_patch_validates_against_the_folder_it_writes_to(tmp_path):
+    """A `candidate.X` type whose file is in OUT's nodeset/ is known to the patched graph,
+    however the input graph's folder looks; the output names the folder used."""
+    out_dir = tmp_path / "try"
+    (out_dir / "nodeset").mkdir(parents=True)
+    (out_dir / "nodeset" / "echo.py").write_text(
+        "from harness.canvas.registry import Node, node_type\n\n\n"
+        "@node_type('Echo', inputs={'value': 'ActionChunk'}, outputs={'value': 'ActionChunk'},\n"
+        "           doc='Passes its input on.')\n"
+        "class Echo(Node):\n"
+        "    def step(self, inputs, ctx):\n"
+        "        return {'value': inputs['value']}\n")
+    patch = tmp_path / "p.json"
+    patch.write_text(json.dumps({"ops": [
+        {"op": "add_node", "id": "echo", "type": "candidate.Echo", "config": {}},
+        {"op": "remove_edge", "from": "policy.value", "to": "sim.actions"},
+        {"op": "add_edge", "from": "policy.value", "to": "echo.value"},
+        {"op": "add_edge", "from": "echo.value", "to": "sim.actions"}]}))
+    out = out_dir / "graph.json"
+    code, data = cli_json("patch", GRAPHS / "valid_minimal.json", patch, "-o", out)
+    assert code == 0 and data["valid"], data["problems"]
+    assert data["validated_in"] == str(out_dir.resolve())
+    assert cli_json("validate", out_dir)[1]["valid"]
+    # written elsewhere, without that nodeset/, the same patch names the unknown type
+    code, data = cli_json("patch", GRAPHS / "valid_minimal.json", patch, "-o", tmp_path / "bare" / "graph.json")
+    assert code == 1 and "unknown_type" in [p["code"] for p in data["problems"]]

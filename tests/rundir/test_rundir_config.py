@@ -46,7 +46,7 @@ def test_tier_chosen_at_init_is_the_runs_performance_tier_and_picks_its_holdout(
     certified = cli("certify", "hard", "--reruns", "1", "--holdout-episodes", "1", "--runs-dir", runs)
     assert certified["holdout"]["tier"] == "holdout-hard"
     assert certified["holdout"]["size"].startswith("1 episodes: tier 'holdout-hard' of babyai, ")
-    assert certified["holdout"]["size"].endswith("the first 1 of them (--holdout-episodes 1)")
+    assert certified["holdout"]["size"].endswith("1 of them, taken round-robin over its groups (--holdout-episodes 1)")
     printed = list(_floats(certified))
     assert printed and all(float(f"{x:.6g}") == x for x in printed)  # statistics printed at 6 significant digits
 

@@ -53,7 +53,7 @@ PLACEHOLDERS = {
     "$staging": "runs/r1/staging/1", "STAGING": "runs/r1/staging/1",
     "S_k": "runs/r1/staging/1-1", "S_1": "runs/r1/staging/1-1", "S_2": "runs/r1/staging/1-2",
     "S_3": "runs/r1/staging/1-3", "S_best": "runs/r1/staging/1-1",
-    "EXECUTOR": "babyai", "N": "1", "P": "0", "k": "1", "L": "1", "RUN_DIR": "runs/r1",
+    "EXECUTOR": "babyai", "NODE": "act", "N": "1", "P": "0", "k": "1", "L": "1", "RUN_DIR": "runs/r1",
     "OPTIONS": "",  # the loop's options (--max-iterations N, --tier T): none
 }
 

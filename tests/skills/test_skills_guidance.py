@@ -74,3 +74,50 @@ def test_loop_set_up_says_what_to_do_with_the_permission_rules_status_names():
     body = " ".join(split(ARCHITECT / "loop.md")[1].split())
     setup = body[body.index("## 1. Set up"):body.index("## 2.")]
     assert "`permissions`" in setup and "`file`" in setup and "certification.json" in setup
+
+
+REFRESH = ("Refresh the understanding notes every iteration: follow `.claude/commands/architect/understand.md` "
+           "for RUN, reading the latest committed iterations' metrics and logs as well as iteration 0's")
+
+
+def test_loop_refreshes_the_understanding_each_iteration_as_iterate_does():
+    loop = " ".join(split(ARCHITECT / "loop.md")[1].split())
+    iteration = loop[loop.index("## 2. One iteration"):loop.index("## 3.")]
+    assert REFRESH in iteration
+    step = iteration[iteration.index("2. **"):iteration.index("3. **Propose")]
+    assert REFRESH in step  # step 2, which iterate.md runs as part of "steps 2 to 5"
+    iterate = " ".join(split(ARCHITECT / "iterate.md")[1].split())
+    assert "steps 2 to 5 of section 2 of `.claude/commands/architect/loop.md`" in iterate
+    assert "understanding refresh" in iterate
+
+
+def test_loop_says_what_an_unattended_agent_does_about_permissions():
+    body = " ".join(split(ARCHITECT / "loop.md")[1].split())
+    setup = body[body.index("## 1. Set up"):body.index("## 2.")]
+    unattended = setup[setup.index("Unattended"):]
+    assert "continue" in unattended and "final report" in unattended
+
+
+def test_reflexion_describes_a_copy_folder_for_a_new_node_type():
+    body = " ".join(split(AGENTS / "reflexion.md")[1].split())
+    assert "/tmp/reflexion-try/nodeset/NAME.py" in body and "`candidate.NAME`" in body
+    lines = command_lines(split(AGENTS / "reflexion.md")[1])
+    assert "architect patch CANDIDATE/graph.json EDIT.json -o /tmp/reflexion-try/graph.json --json" in lines
+    assert "architect validate /tmp/reflexion-try --json" in lines and "`validated_in`" in body
+
+
+def test_aflow_says_how_its_accept_rule_and_the_best_rule_differ():
+    body = " ".join(split(ARCHITECT / "variants" / "aflow.md")[1].split())
+    assert "not accepted (indistinguishable); the run's best by mean" in body and "`best_note`" in body
+
+
+@pytest.mark.parametrize("path", [ARCHITECT / "variants" / "kdloop.md", ARCHITECT / "understand.md"],
+                         ids=lambda p: p.name)
+def test_the_evidence_lists_name_the_node_outputs_counter(path):
+    assert any(line.startswith("architect outputs $run ") and " NODE " in line
+               for line in command_lines(split(path)[1]))
+
+
+def test_evaluator_says_what_passed_means():
+    body = " ".join(split(ARCHITECT / "evaluator.md")[1].split())
+    assert "`scored`" in body and "no comparison with the parent" in body

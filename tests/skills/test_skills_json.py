@@ -65,7 +65,7 @@ def test_skill_command_prints_one_json_object_and_says_what_next(skill, line, em
     payload = json.loads(out)
     assert isinstance(payload, dict)
     if result.exit_code == 0:
-        assert payload.get("ok", True) is not False
+        assert payload.get("ok") is True, f"{skill}: `{line}` printed no `ok`: {sorted(payload)}"
         return
     assert payload["ok"] is False and payload["error"]
     assert NEXT_STEP.search(payload["error"]), f"{skill}: `{line}` fails without saying what to do: {payload['error']}"
@@ -74,3 +74,12 @@ def test_skill_command_prints_one_json_object_and_says_what_next(skill, line, em
 def test_the_next_step_check_can_fail():
     assert not NEXT_STEP.search("no run at 'r1': expected a run folder holding manifest.json")
     assert NEXT_STEP.search("no run at 'r1'; create one with `architect init VARIANT EXECUTOR --run-id r1`")
+
+
+def test_emit_adds_ok_unless_the_command_set_it(capsys):
+    from harness.cli.conventions import emit
+
+    emit({"rows": []}, True)
+    emit({"ok": False, "problems": ["x"]}, True)
+    first, second = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+    assert first == {"ok": True, "rows": []} and second["ok"] is False
