@@ -171,3 +171,18 @@ def test_the_same_change_on_another_parent_is_a_combination_not_a_duplicate(fake
     dup = aflow.check_duplicate(fake_run.paths, again)
     assert dup["duplicate"] and dup["matches"] == [{"iteration": 1, "status": "committed", "by": "same patch"}]
     assert dup["same_change_as"] == [] and "allowed" not in dup
+
+
+def test_a_rejected_near_tie_that_is_the_runs_best_says_both():
+    table = {"0": {"score": 10.0, "success": {}, "failure": {
+        "2": {"modification": "tune planner", "score": 20.0, "axes": [], "verdict": "indistinguishable",
+              "gained": 1, "lost": 0, "p_value": 1.0},
+        "3": {"modification": "gate actions", "score": 5.0, "axes": [], "verdict": "worse",
+              "gained": 0, "lost": 5, "p_value": 0.06}}}}
+    text = aflow.render_experience(table, 0, best=2)
+    line = next(l for l in text.splitlines() if "tune planner" in l)
+    assert "not accepted (indistinguishable); the run's best by mean" in line
+    assert "not accepted" not in next(l for l in text.splitlines() if "gate actions" in l)
+    assert "ranked by another rule" in text
+    assert "the run's best" not in next(l for l in aflow.render_experience(table, 0, best=0).splitlines()
+                                        if "tune planner" in l)

@@ -60,14 +60,14 @@ def test_aflow_iterations_end_to_end(driver):
     assert check["violations"]
     d.run("implementer", 'architect discard $run $staging --reason "check: FIRST PROBLEM" --json', staging=staging)
 
-    # experience: the committed child is accepted iff it scored strictly higher; the failed attempt is absent
+    # experience: the committed child is accepted iff the paired test calls it better; the failed attempt is absent
     d.run("variants/aflow", "architect aflow experience $run --parent P --json", P=0)
     table = json.loads((run_dir / "memory" / "experience.json").read_text())
     rows = [json.loads(l) for l in (run_dir / "ledger.jsonl").read_text().splitlines()]
-    s0, s1 = rows[0]["primary"]["mean"], rows[1]["primary"]["mean"]
-    where = "success" if s1 > s0 else "failure"
+    verdict = rows[1]["vs_parent"]["verdict"]
+    where = "success" if verdict == "better" else "failure"
     assert table["0"][where]["1"]["modification"] == "explore frontiers instead of following walls"
-    assert table["0"][where]["1"]["verdict"] in ("better", "worse", "indistinguishable")
+    assert table["0"][where]["1"]["verdict"] == verdict
     assert "broken port" not in (run_dir / "memory" / "experience.json").read_text()
     rendered = (run_dir / "memory" / "experience.md").read_text()
     assert "Do not repeat" in rendered and "explore frontiers" in rendered and "broken port" not in rendered
