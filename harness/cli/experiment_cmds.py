@@ -46,7 +46,8 @@ def experiment() -> None:
                    "tier the profile defines (BabyAI: search-hard, holdout-hard, search-noisy). With --episodes "
                    "FILE: the name of the tier the file defines [default: the file's name without suffix].")
 @click.option("--episodes", type=EpisodesParam(), default=None, metavar="N|FILE",
-              help="N: only N episodes of the tier, taken round-robin over its groups (same episodes every time). FILE: the episodes "
+              help="N: only N episodes of the tier, taken round-robin over its groups (same episodes every time). "
+                   "FILE: the episodes "
                    "listed in FILE instead (.jsonl, one episode object per line, or a .json/.yaml list), each "
                    "checked against the executor's episode schema (schemas/episode_<executor>.schema.json).")
 @click.option("--workers", type=click.IntRange(min=1), default=None,

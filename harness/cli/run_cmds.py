@@ -97,8 +97,10 @@ def _runs_dir(runs_dir: Path | None) -> Path:
 @click.option("--max-iterations", type=int, default=None,
               help="Cap on committed iterations after iteration 0 (default: the variant's cap, see docs/contracts.md).")
 @click.option("--max-skips", type=int, default=None, help="Stop after this many consecutive discarded attempts (default 10).")
-@click.option("--smoke-episodes", type=click.IntRange(min=1), default=None, help="Use only N smoke episodes (cheap runs), taken round-robin over the tier's groups.")
-@click.option("--eval-episodes", type=click.IntRange(min=1), default=None, help="Use only N performance-tier episodes (cheap runs), taken round-robin over the tier's groups "
+@click.option("--smoke-episodes", type=click.IntRange(min=1), default=None,
+              help="Use only N smoke episodes (cheap runs), taken round-robin over the tier's groups.")
+@click.option("--eval-episodes", type=click.IntRange(min=1), default=None,
+              help="Use only N performance-tier episodes (cheap runs), taken round-robin over the tier's groups "
                    "(level, suite) in tier order; the dry run and init say which.")
 @click.option("--seed", type=int, default=None, help="Seed of the random proposer, stored in the manifest.")
 @TIER_OPTION
@@ -251,7 +253,8 @@ smoke_cmd = _tier_command("smoke", "smoke", "Run the smoke tier on a staged cand
 evaluate_cmd = _tier_command("eval", "evaluate", "Evaluate a staged candidate on the performance tier of the executor "
                              "profile. Results go to STAGING/eval/. `passed` (and `scored`, the same value) means the "
                              "evaluation is complete and measured the primary metric, whatever its score; the "
-                             "comparison with the parent is `architect fitness`'s `vs_parent`. With --race, only as many of the parent's "
+                             "comparison with the parent is `architect fitness`'s `vs_parent`. With --race, only as "
+                             "many of the parent's "
                              "episodes as an anytime-valid paired test needs to decide (STAGING/eval/race.json).")
 
 
@@ -388,15 +391,18 @@ def rerun_cmd(run, iteration, times, runs_dir, as_json):
 @click.option("--max-iterations", type=int, default=None,
               help="Cap stored in a new run's manifest (default: --iterations, else the variant's cap).")
 @click.option("--max-skips", type=int, default=None, help="Consecutive discarded attempts that stop a new run (default 10).")
-@click.option("--smoke-episodes", type=click.IntRange(min=1), default=None, help="New run: use only N smoke episodes (round-robin over the tier's groups).")
-@click.option("--eval-episodes", type=click.IntRange(min=1), default=None, help="New run: use only N performance episodes (round-robin over the tier's groups).")
+@click.option("--smoke-episodes", type=click.IntRange(min=1), default=None,
+              help="New run: use only N smoke episodes (round-robin over the tier's groups).")
+@click.option("--eval-episodes", type=click.IntRange(min=1), default=None,
+              help="New run: use only N performance episodes (round-robin over the tier's groups).")
 @click.option("--certify/--no-certify", default=True, show_default=True,
               help="When the loop stops, certify: reruns of iteration 0 and the best, then both on the sealed holdout.")
 @click.option("--certify-reruns", type=click.IntRange(min=1), default=3, show_default=True,
               help="Certification: reruns of each on the rerun tier (the executor profile's rerun_tier, else the "
                    "performance tier; `architect certify RUN --dry-run` names it).")
 @click.option("--holdout-episodes", type=click.IntRange(min=1), default=None,
-              help="Certification: only N holdout episodes, round-robin over its groups (default: the run's --eval-episodes cap, else all).")
+              help="Certification: only N holdout episodes, round-robin over its groups (default: the run's "
+                   "--eval-episodes cap, else all).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Headless-driver variants (shaper): YAML of the variant's settings for a new run.")
 @click.option("--scripted-models", is_flag=True,

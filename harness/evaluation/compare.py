@@ -56,14 +56,14 @@ def compare_evaluations(a: dict, b: dict, *, confidence: float = CONFIDENCE, see
     and a paired comparison of the primary and each secondary metric, each in
     its better direction (`directions`, default: `metric_directions` of B's
     executor; a metric without one is compared without a verdict)."""
+    from harness.evaluation.failures import group_reader  # it imports this module
+
     if directions is None:
         directions = metric_directions(b.get("executor"))
     pairs = pair_by_episode(a.get("episodes") or [], b.get("episodes") or [])
     primary = primary_name(b)
     names = [primary] + [m for m in (metrics if metrics is not None else list((b.get("secondary") or {})))
                          if m != primary]
-    from harness.evaluation.failures import group_reader  # it imports this module
-
     outcome = {"gained": [], "lost": [], "unchanged_success": [], "unchanged_failure": []}
     groups: dict[str, dict] = {}
     group_of = group_reader(b.get("executor"))  # the executor's own group (EQA: question type), else episode_group

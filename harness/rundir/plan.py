@@ -58,7 +58,8 @@ def iteration_plan(graph_dir: Path, executor, *, smoke_tier: str, performance_ti
     wall = 0.0
     for kind, tier, cap in (("smoke", smoke_tier, smoke_episodes), ("performance", performance_tier, eval_episodes)):
         episodes = executor.episodes(tier)
-        episodes = balanced_subset(episodes, cap, executor.spec.level_key) if cap else episodes  # as evaluate takes them
+        if cap:  # the subset evaluate takes
+            episodes = balanced_subset(episodes, cap, executor.spec.level_key)
         wall += sum(float(episode_limits(budgets, e).get("wall_seconds", 0)) for e in episodes)
         tiers[kind] = {"tier": tier, "episodes": len(episodes),
                        "episode_ids": [e["episode_id"] for e in episodes[:5]] + (["…"] if len(episodes) > 5 else [])}

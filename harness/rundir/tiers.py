@@ -61,7 +61,8 @@ def chosen_search_tier(executor, tier: str | None) -> tuple[str, str | None]:
     name, holdout = search_tiers(executor, tier)
     split = split_names(executor.profile).get(name)
     if split is not None:
-        usable = sorted(t for t in executor.profile["tiers"] if tier_kind(executor.profile, t) in ("search", "protocol"))
+        usable = sorted(t for t in executor.profile["tiers"]
+                        if tier_kind(executor.profile, t) in ("search", "protocol"))
         raise UserError(f"--tier {name!r} is SHAPER's {split} split (used by `architect shaper`), not a search "
                         f"tier: choose one of {', '.join(usable)}")
     return name, holdout
