@@ -80,16 +80,16 @@ def test_certification_of_a_deterministic_agent_stops_after_the_probe_without_fr
         return 0.46, [True, False]  # the same outcomes every time: a deterministic agent
 
     monkeypatch.setattr(certify, "_draw", draw)
-    monkeypatch.setattr("harness.evaluation.evaluator.can_draw_fresh", lambda ex, tier: fresh_possible)
-    monkeypatch.setattr("harness.executor_api.load_executor", lambda name: None)
-    baseline, best, deterministic, used = certify._reruns(_Run(), 3, reruns=3, mode="auto", progress=False)
+    monkeypatch.setattr(certify, "_no_fresh", lambda run, reruns: None if fresh_possible else "no seed")
+    baseline, best, deterministic, used, no_fresh = certify._reruns(_Run(), 3, reruns=3, mode="auto",
+                                                                    progress=False)
     assert deterministic is True
     if fresh_possible:
         assert used == "fresh" and len(best["draws"]) == 3 and len(draws) == 4 + 6
     else:
         assert used == "the tier's" and draws == [(0, 1, False), (0, 2, False), (3, 1, False), (3, 2, False)]
-        assert baseline["draws"] == [0.46, 0.46] and "stopped after the two probe reruns" in certify._note(
-            True, used, "eqa")
+        note = certify._note(True, used, "eqa", no_fresh)
+        assert baseline["draws"] == [0.46, 0.46] and "no seed; so certification stopped after the two probe" in note
 
 
 def test_certification_of_a_varying_agent_reruns_as_often_as_asked(monkeypatch):
@@ -97,15 +97,17 @@ def test_certification_of_a_varying_agent_reruns_as_often_as_asked(monkeypatch):
 
     outcomes = iter([[True], [False]] * 4)
     monkeypatch.setattr(certify, "_draw", lambda run, it, k, fresh, progress: (0.5, next(outcomes)))
-    baseline, best, deterministic, used = certify._reruns(_Run(), 2, reruns=4, mode="auto", progress=False)
+    baseline, best, deterministic, used, _ = certify._reruns(_Run(), 2, reruns=4, mode="auto", progress=False)
     assert deterministic is False and len(baseline["draws"]) == len(best["draws"]) == 4
 
 
 @pytest.mark.parametrize("fresh_possible", [True, False])
 def test_the_dry_run_says_when_certification_stops_after_the_probe(monkeypatch, fresh_possible):
-    monkeypatch.setattr("harness.evaluation.evaluator.can_draw_fresh", lambda ex, tier: fresh_possible)
+    monkeypatch.setattr("harness.evaluation.evaluator.fresh_unavailable",
+                        lambda ex, tier, limit=None: None if fresh_possible else "no seed")
     note = cli("init", "random", "babyai", "--eval-episodes", "3", "--dry-run")["certification"]["note"]
     if fresh_possible:
         assert note.startswith("a deterministic agent's reruns draw fresh episodes")
     else:
-        assert "a deterministic agent (two identical probe reruns) stops after those two, 552 episodes" in note
+        assert "has no fresh episodes (no seed): a deterministic agent (two identical probe reruns) stops after " \
+               "those two, 552 episodes" in note
