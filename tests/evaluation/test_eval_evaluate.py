@@ -14,12 +14,16 @@ from harness.errors import UserError
 from harness.evaluation import evaluate, smoke_gate
 from harness.rundir.tiers import run_tier
 from harness.schemas import validate_instance
+from harness.tier_groups import balanced_subset
 
 TIMING_KEYS = {"wall_seconds"}
 
 
-def _ids(tier="smoke"):
-    return [e["episode_id"] for e in executors.load_executor("babyai").episodes(tier)]
+def _ids(tier="smoke", episodes=None):
+    """The ids `evaluate(..., episodes=N)` runs: N taken round-robin over the tier's levels."""
+    ex = executors.load_executor("babyai")
+    chosen = ex.episodes(tier)
+    return [e["episode_id"] for e in (balanced_subset(chosen, episodes, "level") if episodes else chosen)]
 
 
 def _stable(metrics):
@@ -39,7 +43,7 @@ def test_identical_metrics_with_one_and_two_workers(eval_env, tmp_path):
     two = evaluate(cand, "search", episodes=8, workers=2, out_dir=tmp_path / "w2", use_cache=False, progress=False)
     assert one["workers"] == 1 and two["workers"] == 2
     assert _stable(one) == _stable(two)
-    assert [r["episode_id"] for r in one["episodes"]] == _ids("search")[:8]
+    assert [r["episode_id"] for r in one["episodes"]] == _ids("search", 8)
     assert one["complete"] and one["n"] == 8 and one["infra_failures"] == 0
     successes = sum(r["success"] for r in one["episodes"])
     assert one["primary"]["mean"] == pytest.approx(successes / 8)
@@ -65,7 +69,7 @@ def test_identical_metrics_with_one_and_two_workers(eval_env, tmp_path):
 
 
 def test_raising_node_fails_its_episode_and_the_evaluation_finishes(eval_env, tmp_path):
-    target = _ids()[1]
+    target = _ids("smoke", 3)[1]
     cand = make_candidate(tmp_path / "cand", misbehave="raise", on_episodes=[target])
     m = evaluate(cand, "smoke", episodes=3, workers=2, out_dir=tmp_path / "out", progress=False)
     bad = next(r for r in m["episodes"] if r["episode_id"] == target)
@@ -102,7 +106,7 @@ def test_never_stopping_candidate_ends_on_its_step_budget(eval_env, tmp_path):
 def test_hanging_episode_is_killed_retried_and_marked_infra(eval_env, tmp_path, monkeypatch):
     monkeypatch.setenv("EVAL_TEST_ARM", "1")
     monkeypatch.setenv("ARCHITECT_HANG_GRACE_SECONDS", "0.5")
-    target = _ids()[0]
+    target = _ids("smoke", 3)[0]
     cand = make_candidate(tmp_path / "cand", misbehave="hang", on_episodes=[target], when_env="EVAL_TEST_ARM",
                           wall_seconds=1.0)
     m = evaluate(cand, "smoke", episodes=3, workers=2, out_dir=tmp_path / "out", progress=False)
@@ -118,7 +122,7 @@ def test_hanging_episode_is_killed_retried_and_marked_infra(eval_env, tmp_path, 
 
 def test_dying_worker_is_replaced_and_episode_marked_infra(eval_env, tmp_path, monkeypatch):
     monkeypatch.setenv("EVAL_TEST_ARM", "1")
-    target = _ids()[1]
+    target = _ids("smoke", 4)[1]
     cand = make_candidate(tmp_path / "cand", misbehave="exit", on_episodes=[target], when_env="EVAL_TEST_ARM")
     m = evaluate(cand, "smoke", episodes=4, workers=2, out_dir=tmp_path / "out", progress=False)
     dead = m["episodes"][1]
