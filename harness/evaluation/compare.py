@@ -5,6 +5,7 @@ the skills' helpers and the run report alike."""
 
 from __future__ import annotations
 
+from harness.errors import UserError
 from harness.evaluation.paired import CONFIDENCE, compare, pair_by_episode
 from harness.evaluation.records import metric_value
 
@@ -38,6 +39,30 @@ def episode_group(record: dict) -> str:
     return head if sep else "all"
 
 
+def failure_hook(executor: str | None):
+    """The executor's `failure_kind` hook (ExecutorSpec: an episode record's kind and group), or None."""
+    from harness.executor_api import find_executor
+    from harness.plugins import load_ref
+
+    try:
+        ref = find_executor(executor).failure_kind if executor else None
+    except UserError:
+        return None
+    return load_ref(ref) if ref else None
+
+
+def group_reader(executor: str | None):
+    """record -> the group it is reported under: the executor's own (its `failure_kind` hook's
+    `group`, e.g. EQA's question type) where it gives one, else `episode_group`."""
+    hook = failure_hook(executor)
+
+    def group_of(record: dict) -> str:
+        own = (hook(record) or {}).get("group") if hook is not None else None
+        return str(own) if own is not None else episode_group(record)
+
+    return group_of
+
+
 def grouped_by(groups, executor: str | None) -> str:
     """The words for how `groups` (the group names found) were made."""
     names = set(groups)
@@ -56,8 +81,6 @@ def compare_evaluations(a: dict, b: dict, *, confidence: float = CONFIDENCE, see
     and a paired comparison of the primary and each secondary metric, each in
     its better direction (`directions`, default: `metric_directions` of B's
     executor; a metric without one is compared without a verdict)."""
-    from harness.evaluation.failures import group_reader  # it imports this module
-
     if directions is None:
         directions = metric_directions(b.get("executor"))
     pairs = pair_by_episode(a.get("episodes") or [], b.get("episodes") or [])

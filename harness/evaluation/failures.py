@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 from harness.errors import UserError
-from harness.evaluation.compare import episode_group
+from harness.evaluation.compare import episode_group, failure_hook
 
 
 def last_line(text: str | None) -> str | None:
@@ -63,24 +63,6 @@ def trace_points(firings: list[dict], termination: str) -> tuple[dict | None, di
     return first, (_firing(agent[-1], "last agent firing") if agent else None)
 
 
-def _reader(executor: str | None):
-    """The executor's `failure_kind` hook (ExecutorSpec), or None."""
-    from harness.executor_api import find_executor
-    from harness.plugins import load_ref
-
-    try:
-        ref = find_executor(executor).failure_kind if executor else None
-    except UserError:
-        return None
-    return load_ref(ref) if ref else None
-
-
-def group_reader(executor: str | None):
-    """record -> the group it is counted under (`reading`'s group), for the executor's records."""
-    hook = _reader(executor)
-    return lambda record: reading(record, hook)["group"]
-
-
 def reading(record: dict, hook) -> dict:
     """{group, kind, detail} of one episode record: the executor's reading where it gives one, else
     its level and termination reason; an episode ended by an error keeps the reason as its kind."""
@@ -98,7 +80,7 @@ def failed_episodes(metrics: dict, eval_dir: Path) -> list[dict]:
     """Every failed episode of an evaluation, in tier order, with its reason, kind and trace points."""
     from harness.evaluation.trace import read_log
 
-    hook = _reader(metrics.get("executor"))
+    hook = failure_hook(metrics.get("executor"))
     out = []
     for record in metrics.get("episodes") or []:
         if record.get("success"):
@@ -123,7 +105,7 @@ def failed_episodes(metrics: dict, eval_dir: Path) -> list[dict]:
 def summary(metrics: dict, failed: list[dict]) -> dict:
     """Termination reasons × level over the failed episodes, and the most frequent last
     agent firing (node and type) before a failure."""
-    hook = _reader(metrics.get("executor"))
+    hook = failure_hook(metrics.get("executor"))
     totals = Counter(reading(r, hook)["group"] for r in metrics.get("episodes") or [])
     by_level: dict[str, dict] = {}
     for entry in failed:

@@ -160,7 +160,7 @@ def _iteration0_fitness(fitness, variant: str, iteration0: Path, primary_metric:
 
 def _per_group(metrics_path: Path) -> str:
     """'group successes/episodes (SR %)' for each episode group (level, suite) of an evaluation."""
-    from harness.evaluation.failures import group_reader
+    from harness.evaluation.compare import group_reader
     from harness.rundir.records import read_metrics
 
     metrics = read_metrics(metrics_path) or {}

@@ -27,7 +27,7 @@ def _is_number(value) -> bool:
 
 def collect(ev: Evaluated, node: str) -> tuple[dict[str, list[tuple[str, str, object]]], int, set[str]]:
     """({port: [(episode id, group, value) per firing]}, episodes read, nodes seen)."""
-    from harness.evaluation.failures import group_reader
+    from harness.evaluation.compare import group_reader
     from harness.evaluation.trace import read_log
 
     metrics = ev.metrics()

@@ -68,7 +68,7 @@ def test_cli_backend_ray_prints_one_json_object(tmp_path):
     body = json.loads(result.stdout)
     assert body["backend"] == "ray" and body["n"] == 2 and body["smoke_gate"]["passed"]
     assert sorted(p.name for p in (tmp_path / "out" / "episodes").iterdir()) == [
-        "BabyAI-GoToLocal-v0_1.jsonl", "BabyAI-GoToLocal-v0_2.jsonl"]
+        "BabyAI-GoToLocal-v0_1.jsonl", "BabyAI-GoToObjMazeS4-v0_3.jsonl"]  # 2 episodes: one of each of two levels
 
     refused = CliRunner().invoke(main, ["experiment", "run", str(SEED), "--tier", "smoke", "--ray-address", "auto"])
     assert refused.exit_code == 2 and refused.stderr.strip() == "error: --ray-address needs --backend ray"
