@@ -133,7 +133,8 @@ def _report(paths: RunPaths) -> dict:
         f"run {paths.run_id}: {manifest['variant']} on {seed}"
         + (f" (executor {manifest['executor']})" if seed != manifest["executor"] else "") + f"  ({paths.root})",
         f"tiers: performance {profiles['performance_tier']}"
-        + (f" (first {manifest['caps']['eval_episodes']} episodes)" if manifest["caps"].get("eval_episodes") else "")
+        + (f" ({manifest['caps']['eval_episodes']} episodes, round-robin over its groups)"
+           if manifest["caps"].get("eval_episodes") else "")
         + ", sealed holdout for certification " + (profiles.get("holdout_tier") or "none" if "holdout_tier" in profiles
                                                    else "(not recorded by this run: derived when certifying)"),
         f"status: {st['status']}" + (f" (last stop: {st['stop_reason']})" if st["stop_reason"] else ""),
@@ -143,7 +144,8 @@ def _report(paths: RunPaths) -> dict:
         f"{st['consecutive_skips']} of {manifest['caps']['max_consecutive_skips']}",
         (f"best: iteration {best['iteration']} score {best['score']}"
          + (f" ({best['vs_parent']} than its parent)" if best.get("vs_parent") in ("better", "worse") else
-            " (indistinguishable from its parent)" if best.get("vs_parent") else "") + _runner_up_text(best))
+            " (indistinguishable from its parent: best by the mean, which AFlow's accept rule, 'better' only, "
+            "does not count as accepted)" if best.get("vs_parent") else "") + _runner_up_text(best))
         if best else "best: -",
         "staged: " + (", ".join(staged) if staged else "nothing"),
         "consistent: yes" if not problems else "consistent: NO — " + "; ".join(problems),
@@ -166,5 +168,5 @@ def _report(paths: RunPaths) -> dict:
             "run": str(paths.root), "run_id": paths.run_id, "manifest": manifest, "state": st,
             "tier": profiles["performance_tier"], "holdout_tier": profiles.get("holdout_tier"), "iteration_cap": cap,
             "committed": committed, "git_head": gitops.head(paths.root), "staged": staged,
-            "consistent": not problems, "problems": problems, "axis_share": share,
+            "best_rule": ledger.BEST_RULE, "consistent": not problems, "problems": problems, "axis_share": share,
             "stop_requested": paths.stop_file.exists(), "summary": "\n".join(lines)}

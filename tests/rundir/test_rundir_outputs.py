@@ -67,3 +67,11 @@ def test_a_commit_that_becomes_best_without_being_better_says_how_the_rules_diff
     assert "now the run's best" in note and "indistinguishable" in note and "not accepted" in note
     assert _best_note(row, {"iteration": 1}) is None
     assert _best_note(dict(row, vs_parent={"verdict": "better"}), {"iteration": 2}) is None
+
+
+def test_status_names_the_best_rule(run_dir: Path):
+    from harness.rundir.ledger import BEST_RULE
+
+    status = cli("status", run_dir.name, "--runs-dir", str(run_dir.parent))
+    assert status["best_rule"] == BEST_RULE and status["ok"] is True
+    assert "round-robin over its groups" in status["summary"]  # the fixture's --eval-episodes cap
