@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 
 ONE_GROUP = "all"
+SPLITS_VARIANT = "shaper"  # the variant an executor profile's `splits` are for
 
 
 def group_of(episode: dict, level_key: str) -> str:

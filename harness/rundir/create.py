@@ -62,7 +62,7 @@ def init_run(variant: str, executor_or_seed: str, *, runs_dir: Path, run_id: str
     target = runs_dir / run_id
     _refuse_existing(target)
     executor = executor.with_tiers(run_tiers)
-    performance_tier, default_holdout = tiers.chosen_search_tier(executor, performance_tier)
+    performance_tier, default_holdout = tiers.chosen_search_tier(executor, performance_tier, variant)
     holdout_tier = holdout_tier or default_holdout
     profile = dict(executor.profile, performance_tier=performance_tier, holdout_tier=holdout_tier)
     runs_dir.mkdir(parents=True, exist_ok=True)
@@ -131,7 +131,7 @@ def dry_run(variant: str, executor_or_seed: str, *, smoke_episodes: int | None, 
     variant_spec = find_variant(variant)
     spec, seed_candidate, executor, seed_dir = resolve_seed_candidate(executor_or_seed)
     executor = executor.with_tiers(run_tiers)
-    performance_tier, default_holdout = tiers.chosen_search_tier(executor, tier)
+    performance_tier, default_holdout = tiers.chosen_search_tier(executor, tier, variant)
     holdout_tier = holdout_tier or default_holdout
     audits = tiers.refuse_duplicates(executor, (performance_tier, holdout_tier))
     caps = {"smoke_episodes": smoke_episodes, "eval_episodes": eval_episodes}

@@ -53,14 +53,15 @@ def search_tiers(executor, tier: str | None = None) -> tuple[str, str | None]:
     return name, None
 
 
-def chosen_search_tier(executor, tier: str | None) -> tuple[str, str | None]:
-    """`search_tiers` for a new run, refusing another variant's split (SHAPER's train,
-    validation and test tiers are for `architect shaper`, not a search tier)."""
-    from harness.tier_groups import split_names, tier_kind
+def chosen_search_tier(executor, tier: str | None, variant: str) -> tuple[str, str | None]:
+    """`search_tiers` for a new run of `variant`, refusing a split of the profile's `splits`
+    unless the variant is the one they are for (SPLITS_VARIANT: SHAPER's train, validation
+    and test tiers are for `architect shaper`, not a search tier of another variant)."""
+    from harness.tier_groups import SPLITS_VARIANT, split_names, tier_kind
 
     name, holdout = search_tiers(executor, tier)
     split = split_names(executor.profile).get(name)
-    if split is not None:
+    if split is not None and variant != SPLITS_VARIANT:
         usable = sorted(t for t in executor.profile["tiers"]
                         if tier_kind(executor.profile, t) in ("search", "protocol"))
         raise UserError(f"--tier {name!r} is SHAPER's {split} split (used by `architect shaper`), not a search "
@@ -92,7 +93,7 @@ def tier_table(executor) -> dict[str, dict]:
                "sealed": bool(spec.get("sealed")), "description": spec.get("description"),
                "groups": group_counts(episodes, executor.spec.level_key)}
         if name in splits:
-            row["split"] = f"SHAPER {splits[name]} (for `architect shaper`; refused as a search tier)"
+            row["split"] = f"SHAPER {splits[name]} (for `architect shaper`; refused as a search tier of other variants)"
         elif row["kind"] in ("search", "protocol", "other"):
             row["certifies_against"] = search_tiers(executor, name)[1]
         out[name] = row
