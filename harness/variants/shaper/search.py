@@ -146,7 +146,11 @@ class Search:
         return self.files.rollouts(cid, r if self.config.selection == "study" else None)
 
     def train_ids(self) -> list[str]:
-        episodes = self.executor.episodes(self.splits["train"])[:self.config.train_episodes]
+        from harness.tier_groups import balanced_subset
+
+        episodes = self.executor.episodes(self.splits["train"])
+        if self.config.train_episodes is not None:  # the episodes evaluate(episodes=N) runs
+            episodes = balanced_subset(episodes, self.config.train_episodes, self.executor.spec.level_key)
         return [str(e["episode_id"]) for e in episodes]
 
     def minibatch(self, cid: str, r: int, stage: str) -> tuple[list[str], list[dict]]:
