@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from harness.cli import main
 
-# Cheap evaluation: the first 2 smoke and 3 search episodes of the real profile.
+# Cheap evaluation: 2 smoke and 3 search episodes of the real profile (round-robin over their levels).
 SMALL = ["--smoke-episodes", "2", "--eval-episodes", "3"]
 ARCHITECT = [sys.executable, "-c", "from harness.cli import main; main()"]
 
