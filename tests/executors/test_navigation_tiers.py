@@ -110,7 +110,8 @@ def test_too_few_unused_eqa_questions_is_a_reason_certification_gives(fixture_da
     with pytest.raises(UserError, match=why):
         fresh_episodes(ex, "smoke", ex.episodes("smoke"), 7)
     assert _note(True, "the tier's", "eqa", why) == ("the agents are deterministic: reruns on the same episodes are "
-                                                     f"identical, and no fresh episodes could be drawn: {why}")
+                                                     f"identical, and no fresh episodes could be drawn: {why}; so "
+                                                     "certification stopped after the two probe reruns")
 
 
 @needs_full_eqa_data

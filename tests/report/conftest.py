@@ -13,8 +13,12 @@ from reportkit import architect_json
 @pytest.fixture(scope="session")
 def report_run(tmp_path_factory) -> Path:
     runs = tmp_path_factory.mktemp("report-runs")
+    # two episodes of one level, which the random proposer's first edits change (gained / lost episodes to replay)
+    search = runs / "search2.jsonl"
+    search.write_text('{"level": "BabyAI-GoToSeq-v0", "seed": 1000}\n{"level": "BabyAI-GoToSeq-v0", "seed": 1001}\n')
     code, payload = architect_json("loop", "random", "babyai", "--iterations", "2", "--run-id", "searched",
-                                   "--runs-dir", str(runs), "--smoke-episodes", "1", "--eval-episodes", "2")
+                                   "--runs-dir", str(runs), "--smoke-episodes", "1", "--episodes", str(search),
+                                   "--holdout-episodes", "2")
     assert code == 0, payload
     return Path(payload["run"])
 
