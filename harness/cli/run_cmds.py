@@ -428,11 +428,13 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
     babyai-llm; --config and --scripted-models are its options). The
     model-driven variants (adas, aflow, kdloop) are driven by the Claude Code
     skill /architect:loop, which calls the same stage/check/commit commands."""
+    from harness.evaluation.warm import keep_private
     from harness.rundir.create import DEFAULT_MAX_SKIPS
     from harness.rundir.loop import Progress, run_loop
     from harness.rundir.resume import open_or_start
     from harness.variant_api import HEADLESS, find_variant
 
+    keep_private()  # the loop keeps its own forkserver for its lifetime and leaves no server running after it
     spec = find_variant(variant)
     schedule = (iterations, max_iterations, max_skips, tier, episodes_file, holdout_file)
     mode = spec.loop_mode(executor, schedule_options=schedule != (None,) * len(schedule),

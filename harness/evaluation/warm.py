@@ -18,7 +18,8 @@ workers fork instead from a server that outlives the command:
 - a server recorded as running whose process is gone (killed, or the machine restarted),
   or whose process is not this module's, is stale: its files are replaced by a new one.
 
-`$ARCHITECT_WARM_FORKSERVER=0` turns it off (each command starts its own forkserver).
+`$ARCHITECT_WARM_FORKSERVER=0` turns it off (each command starts its own forkserver);
+`architect loop`, one process for the whole search, never uses it (`keep_private`).
 The protocol is multiprocessing's forkserver (its `main` serves here); the client side
 mirrors `popen_forkserver` for Python 3.11–3.13 on Linux (elsewhere: off).
 """
@@ -47,11 +48,19 @@ _SUPPORTED = sys.platform == "linux" and (3, 11) <= sys.version_info[:2] < (3, 1
 _VOLATILE_ENV = ("_", "OLDPWD", "PWD", "SHLVL")  # what a shell changes between two commands
 _COMMAND = "import sys; from harness.evaluation.warm import serve; serve(sys.argv[1])"
 _leases: dict[str, int] = {}  # lease path -> the open fd holding this process's shared lock
+_private = False  # keep_private()
 _alive_w: int | None = None  # handed to workers as their forkserver's "alive" fd (multiprocessing's protocol)
 
 
 def enabled() -> bool:
-    return _SUPPORTED and os.environ.get("ARCHITECT_WARM_FORKSERVER", "1") != "0"
+    return _SUPPORTED and not _private and os.environ.get("ARCHITECT_WARM_FORKSERVER", "1") != "0"
+
+
+def keep_private() -> None:
+    """This process drives a whole loop: it keeps its own forkserver for its lifetime, and leaves
+    no warm server behind when it ends (a warm server serves a run's *separate* commands)."""
+    global _private
+    _private = True
 
 
 def idle_seconds() -> float:

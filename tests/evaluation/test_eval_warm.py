@@ -185,3 +185,21 @@ def test_an_evaluation_of_a_run_forks_from_the_runs_warm_server(private, eval_en
     assert m["complete"] and all(r["error"] is None for r in m["episodes"])
     (server,) = _records(folder)
     assert _alive(server["pid"])
+
+
+def test_a_loop_keeps_its_own_forkserver_and_leaves_no_server_behind(private, tmp_path):
+    folder, _ = private
+    env = dict(os.environ, ARCHITECT_RUNS_DIR=str(tmp_path / "runs"), ARCHITECT_CACHE_DIR=str(tmp_path / "cache"))
+    subprocess.run(["architect", "loop", "random", "babyai", "--iterations", "1", "--smoke-episodes", "1",
+                    "--eval-episodes", "2", "--no-certify", "--json"], env=env, capture_output=True, check=True)
+    assert not _records(folder)  # a warm server would have outlived the command
+    left = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _serves_warm(p, tmp_path)]
+    assert not left
+
+
+def _serves_warm(proc: Path, under: Path) -> bool:
+    try:
+        cmdline = (proc / "cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"harness.evaluation.warm import serve" in cmdline and str(under).encode() in cmdline
