@@ -49,9 +49,10 @@ def test_signal_stops_the_loop_cleanly(run_dir, tmp_path, signum, warm, subproce
     out, err = proc.communicate(timeout=30)
     assert time.monotonic() - sent < 15
     assert proc.returncode == 128 + signum, err
-    # the warm server, its watchdog and the workers forked from it share its command line
+    # a warm server, its watchdog and the workers forked from it share its command line; `architect loop`
+    # keeps its own forkserver even where warm servers are on (warm=True), so it starts none
     servers = [p for p, line in started.items() if "harness.evaluation.warm import serve" in line]
-    assert bool(servers) is warm
+    assert not servers
     left = [p for p in started if p not in servers and p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
     assert left == [], f"processes left behind: {left}"
     psutil.wait_procs(servers, timeout=20)  # the workers were killed; idle, the warm server stops itself
