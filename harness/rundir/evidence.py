@@ -234,9 +234,9 @@ def render_episode(view: dict) -> str:
     return "\n".join(lines)
 
 
-def best_view(paths: RunPaths, confidence: float = CONFIDENCE) -> dict | None:
+def best_view(paths: RunPaths, confidence: float = CONFIDENCE, baseline: bool = True) -> dict | None:
     """The run's best iteration (ledger.BEST_RULE), and paired verdicts against
-    iteration 0 and the runner-up by the same rule: a best that is
+    iteration 0 (unless not BASELINE) and the runner-up by the same rule: a best that is
     indistinguishable from the runner-up is a near-tie and is reported as one."""
     rows = ledger.read_rows(paths.ledger)
     best = ledger.best_row(rows)
@@ -256,7 +256,7 @@ def best_view(paths: RunPaths, confidence: float = CONFIDENCE) -> dict | None:
                 "p_value": primary["p_value"], "ci": [primary["ci_low"], primary["ci_high"]],
                 "gained": len(view["episodes"]["gained"]), "lost": len(view["episodes"]["lost"])}
 
-    if best["iteration"] != 0:
+    if baseline and best["iteration"] != 0:
         out["vs_baseline"] = verdict(0)
     others = [r["iteration"] for r in ledger.ranked(rows) if r["iteration"] != best["iteration"]]
     if others:

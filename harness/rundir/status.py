@@ -96,9 +96,7 @@ def _with_runner_up(paths: RunPaths, best: dict | None, rows: list[dict]) -> dic
     (`runner_up`: iteration, score, verdict; `near_tie`: indistinguishable from it)."""
     if best is None:
         return None
-    from harness.rundir.evidence import best_view
-
-    view = best_view(paths)
+    view = _runner_up_view(paths)
     runner = (view or {}).get("runner_up")
     if runner is None:
         return dict(best, near_tie=False, runner_up=None)
@@ -106,6 +104,32 @@ def _with_runner_up(paths: RunPaths, best: dict | None, rows: list[dict]) -> dic
                   if r["iteration"] == runner["iteration"]), None)
     return dict(best, near_tie=view["near_tie"],
                 runner_up={"iteration": runner["iteration"], "score": score, "verdict": runner["verdict"]})
+
+
+def _runner_up_view(paths: RunPaths) -> dict | None:
+    """best_view's runner-up part, remembered in the user's cache per run folder and ledger
+    content (the paired test reads every episode of both: status is called every iteration)."""
+    import hashlib
+    import json
+
+    from harness.fileio import write_json_atomic
+    from harness.roots import cache_home
+
+    key = hashlib.sha256(str(paths.root.resolve()).encode() + b"\0" + paths.ledger.read_bytes()).hexdigest()[:32]
+    memo = cache_home() / "status" / f"{key}.json"
+    try:
+        return json.loads(memo.read_text())["view"]
+    except (OSError, ValueError, KeyError):
+        pass
+    from harness.rundir.evidence import best_view
+
+    view = best_view(paths, baseline=False)
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(memo, {"view": view})
+    except OSError:
+        pass  # an unwritable cache costs time, never the answer
+    return view
 
 
 def _runner_up_text(best: dict) -> str:
