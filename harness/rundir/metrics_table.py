@@ -10,7 +10,7 @@ import io
 import statistics
 from collections import Counter
 
-from harness.evaluation.compare import episode_group
+from harness.evaluation.compare import group_reader
 from harness.evaluation.failures import reason
 from harness.evaluation.paired import pair_by_episode
 from harness.evaluation.records import SUCCESS_NAMES, metric_value
@@ -58,10 +58,11 @@ def metrics_table(metrics: dict, label: str, base: dict | None = None, base_labe
     names = [c["name"] for c in columns]
     direction = {c["name"]: c["direction"] for c in columns}
     records = metrics.get("episodes") or []
+    group_of = group_reader(metrics.get("executor"))  # the groups `episodes` reports under
     pairs = pair_by_episode(base.get("episodes") or [], records) if base is not None else [(None, r) for r in records]
     rows = []
     for ra, rb in pairs:
-        row = {"episode_id": str(rb["episode_id"]), "level": episode_group(rb), **_side(rb, names)}
+        row = {"episode_id": str(rb["episode_id"]), "level": group_of(rb), **_side(rb, names)}
         if ra is not None:
             row["vs"] = _side(ra, names)
             row["change"] = {n: _change(row["vs"]["metrics"][n], row["metrics"][n], direction[n]) for n in names}
