@@ -12,34 +12,17 @@ on fresh episodes (`draws_max`)."""
 
 from __future__ import annotations
 
-import json
 import os
 
-from harness.canvas.budgets import episode_limits
 from harness.errors import UserError
 from harness.rundir import ledger
 from harness.rundir.run import Run
 
 
-def _candidate_cost(graph_dir, episodes: list[tuple[dict, int]]) -> dict:
-    """Upper bounds for one candidate over (episode, times run) pairs."""
-    from harness.rundir.plan import _price_per_token
-
-    graph = json.loads((graph_dir / "graph.json").read_text(encoding="utf-8"))
-    budgets = graph.get("budgets") or {}
-    n = sum(times for _, times in episodes)
-    tokens = int(budgets.get("tokens") or 0) * n
-    price = _price_per_token(graph, graph_dir)
-    return {"episodes": n, "model_calls_max": int(budgets.get("model_calls") or 0) * n, "tokens_max": tokens,
-            "cost_usd_max": round(tokens * price, 4) if price is not None else None,
-            "wall_seconds": sum(times * float(episode_limits(budgets, e).get("wall_seconds", 0))
-                                for e, times in episodes)}
-
-
 def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episodes: str) -> dict:
     from harness.executor_api import load_executor
     from harness.rundir.certify import holdout_tier
-    from harness.rundir.plan import measured_time
+    from harness.rundir.plan import budget_bounds, measured_time, tier_episodes
 
     best_row = ledger.best_row(ledger.read_rows(run.paths.ledger))
     if best_row is None:
@@ -47,10 +30,9 @@ def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episode
     best = best_row["iteration"]
     executor = load_executor(run.manifest["executor"]).with_tiers(run.manifest.get("tiers"))
     rerun_tier, cap = run.tier("rerun")
-    rerun_specs = executor.episodes(rerun_tier)[:cap] if cap else executor.episodes(rerun_tier)
+    rerun_specs = tier_episodes(executor, rerun_tier, cap)
     holdout = holdout_tier(run)
-    holdout_specs = executor.episodes(holdout)
-    holdout_specs = holdout_specs[:holdout_episodes] if holdout_episodes else holdout_specs
+    holdout_specs = tier_episodes(executor, holdout, holdout_episodes)
     draws = reruns if episodes == "fresh" else max(2, reruns)
     draws_max = draws + reruns if episodes == "auto" else draws
     workers = max(1, os.cpu_count() or 1)
@@ -58,7 +40,7 @@ def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episode
     for label, iteration in (("baseline", 0), ("best", best)):
         rerun_times = draws_max if label == "baseline" or best != 0 else 0  # best == 0: its reruns are iteration 0's
         folder = run.paths.iteration(iteration) / "candidate"
-        cost = _candidate_cost(folder, [(e, rerun_times) for e in rerun_specs] + [(e, 1) for e in holdout_specs])
+        cost = budget_bounds(folder, [(e, rerun_times) for e in rerun_specs] + [(e, 1) for e in holdout_specs])
         per_candidate[label] = dict(cost, iteration=iteration)
         estimate = measured_time(folder, (rerun_tier, run.manifest["profiles"]["performance_tier"]),
                                  cost["episodes"], workers)

@@ -49,29 +49,16 @@ def provenance(spec) -> dict:
             "executor": executor}
 
 
-def iteration_plan(graph_dir: Path, executor, *, smoke_tier: str, performance_tier: str,
-                   smoke_episodes: int | None, eval_episodes: int | None, workers: int | None = None) -> dict:
-    """Episodes, model calls, estimated cost and time of one iteration (smoke + performance tier)."""
+def budget_bounds(graph_dir: Path, episodes: list[tuple[dict, int]]) -> dict:
+    """Upper bounds from the graph's budgets over (episode, times it runs) pairs: episodes, model
+    calls, tokens, their cost, and the wall seconds summed (every episode may use all of them)."""
     graph = json.loads((graph_dir / "graph.json").read_text(encoding="utf-8"))
     budgets = graph.get("budgets") or {}
-    tiers = {}
-    wall = 0.0
-    for kind, tier, cap in (("smoke", smoke_tier, smoke_episodes), ("performance", performance_tier, eval_episodes)):
-        episodes = executor.episodes(tier)
-        if cap:  # the subset evaluate takes
-            episodes = balanced_subset(episodes, cap, executor.spec.level_key)
-        wall += sum(float(episode_limits(budgets, e).get("wall_seconds", 0)) for e in episodes)
-        tiers[kind] = {"tier": tier, "episodes": len(episodes),
-                       "episode_ids": [e["episode_id"] for e in episodes[:5]] + (["…"] if len(episodes) > 5 else [])}
-    n = sum(t["episodes"] for t in tiers.values())
+    n = sum(times for _, times in episodes)
     calls = int(budgets.get("model_calls") or 0)
     tokens = int(budgets.get("tokens") or 0)
     price = _price_per_token(graph, graph_dir)
-    workers = max(1, int(workers or os.cpu_count() or 1))
-    measured = measured_time(graph_dir, (performance_tier, smoke_tier), n, workers)
     return {
-        "measured": measured,
-        "tiers": tiers,
         "episodes": n,
         "model_calls_max": calls * n,
         "tokens_max": tokens * n,
@@ -79,7 +66,38 @@ def iteration_plan(graph_dir: Path, executor, *, smoke_tier: str, performance_ti
         "cost_note": ("no model calls" if not calls else
                       "priced with the pinned inference profile's output price" if price is not None else
                       "no price: the graph pins no readable inference profile"),
-        "wall_seconds_max": round(wall / workers, 1),
+        "wall_seconds": sum(times * float(episode_limits(budgets, e).get("wall_seconds", 0)) for e, times in episodes),
+    }
+
+
+def tier_episodes(executor, tier: str, cap: int | None) -> list[dict]:
+    """The episodes of TIER an evaluation capped at CAP takes (harness.evaluation.evaluate's subset)."""
+    episodes = executor.episodes(tier)
+    return balanced_subset(episodes, cap, executor.spec.level_key) if cap else episodes
+
+
+def iteration_plan(graph_dir: Path, executor, *, smoke_tier: str, performance_tier: str,
+                   smoke_episodes: int | None, eval_episodes: int | None, workers: int | None = None) -> dict:
+    """Episodes, model calls, estimated cost and time of one iteration (smoke + performance tier)."""
+    tiers = {}
+    run_once = []
+    for kind, tier, cap in (("smoke", smoke_tier, smoke_episodes), ("performance", performance_tier, eval_episodes)):
+        episodes = tier_episodes(executor, tier, cap)
+        run_once += [(e, 1) for e in episodes]
+        tiers[kind] = {"tier": tier, "episodes": len(episodes),
+                       "episode_ids": [e["episode_id"] for e in episodes[:5]] + (["…"] if len(episodes) > 5 else [])}
+    bounds = budget_bounds(graph_dir, run_once)
+    workers = max(1, int(workers or os.cpu_count() or 1))
+    measured = measured_time(graph_dir, (performance_tier, smoke_tier), bounds["episodes"], workers)
+    return {
+        "measured": measured,
+        "tiers": tiers,
+        "episodes": bounds["episodes"],
+        "model_calls_max": bounds["model_calls_max"],
+        "tokens_max": bounds["tokens_max"],
+        "cost_usd_max": bounds["cost_usd_max"],
+        "cost_note": bounds["cost_note"],
+        "wall_seconds_max": round(bounds["wall_seconds"] / workers, 1),
         "workers": workers,
         "note": "upper bounds from the graph's budgets (every episode may use all of them); cached episodes cost nothing",
     }
