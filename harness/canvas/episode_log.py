@@ -1,17 +1,21 @@
 """Per-episode log: one record per node firing, every port value in full, as JSONL.
 
-What a firing costs on the hot path is one orjson encoding per port value that
-is not a scalar (its snapshot: values may change after the firing), kept as
-bytes; everything else waits for `write_jsonl`/`records`:
+What a firing costs on the hot path is the snapshot of its ports (values may
+change after the firing) as JSON text, kept as bytes; everything else waits
+for `write_jsonl`/`records`:
 
-- scalars and short strings are quoted directly (no encoder call);
-- a value whose JSON text is longer than `SHARED_CHARS` bytes is stored once
-  per episode in a `value` line and referenced as `{"$value": N}` (a prompt, a
-  caption list, an observation repeated tick after tick);
+- a firing's inputs, or its outputs, whose JSON text is at most `INLINE_CHARS`
+  bytes are one orjson encoding, written as they are;
+- in a larger one, each value is encoded on its own: scalars and short strings
+  are quoted directly (no encoder call), and a value whose JSON text is longer
+  than `SHARED_CHARS` bytes is stored once per episode in a `value` line and
+  referenced as `{"$value": N}` (a prompt, a caption list, an observation
+  repeated tick after tick);
 - arrays are stored once per distinct content in an `array` line and referenced
   as `{"$array": N}`; their bytes are kept and base64-encoded when written;
 - a value read again as a consumer's input reuses the encoding made when it was
-  an output, looked up by identity. Values on ports are not mutated by
+  an output, looked up by identity (an array anywhere in the inputs; any value
+  of a large inputs dict). Values on ports are not mutated by
   convention, but a node may mutate its own state (a map it outputs every tick)
   when it fires. So only inputs are looked up (a firing's outputs are always
   encoded afresh and replace the memo's entry), and the memo is cleared
@@ -54,7 +58,8 @@ from typing import Any
 import orjson
 
 FORMAT = 2
-SHARED_CHARS = 160  # longer JSON texts are stored once per episode and referenced
+INLINE_CHARS = 512  # a firing's inputs or outputs up to this JSON size are written as one text
+SHARED_CHARS = 160  # in larger ones, longer values' JSON texts are stored once per episode and referenced
 MAX_ARRAY_BYTES = 1 << 20  # a larger array is logged by shape, dtype and statistics only
 _MAX_DEPTH = 64
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+|0x[0-9a-fA-F]{8,}")
@@ -119,12 +124,12 @@ class EpisodeLog:
         self.episode: dict | None = None
         self.result: dict | None = None
         self.ports: dict | None = None
-        # firings, _FIELDS values each, flat: a list of plain values gives the
-        # cycle collector no new containers to track
-        self._pending: list = []
+        self._firings: list[bytes] = []  # each firing's line, made when it fired
+        self._starts: dict[tuple, bytes] = {}  # (node, type) -> a firing line's text up to its tick
         self._values: dict[bytes, int] = {}  # JSON text -> value id
         self._arrays: dict[tuple, int] = {}  # (dtype, shape, bytes) -> array id
         self._array_lines: list = []  # per array id: (dtype, shape, bytes) or a finished record
+        self._array_refs: list[bytes] = []  # per array id: its reference's JSON text
         self._plain_dtypes: dict[int, tuple] = {}  # id(dtype) -> (dtype, dtype.str) for dtypes seen without objects
         self._memo: dict[int, tuple[Any, bytes]] = {}  # encodings of recent port values, by id
         self._memo_nodes: set[str] = set()  # nodes that fired since the memo was cleared
@@ -148,9 +153,6 @@ class EpisodeLog:
                self_fields: dict | None = None) -> None:
         if not self.enabled:
             return
-        if usage:  # read now: the dict may be reused
-            usage = (usage.get("model"), usage.get("input_tokens", 0), usage.get("output_tokens", 0),
-                     usage.get("cost_usd", 0.0))
         memo = self._memo
         if memo:  # (while the memo is empty, no window is open: see the module doc)
             fired = self._memo_nodes
@@ -161,8 +163,22 @@ class EpisodeLog:
             opened = False
         else:
             opened = True
-        self._pending.extend((node, node_type, tick, self._ports(inputs, False), self._ports(outputs, True),
-                              duration_s, error, usage, self._ports(self_fields, True) if self_fields else None))
+        start = self._starts.get((node, node_type))
+        if start is None:
+            start = self._starts[node, node_type] = _FIRING_START % (_quote(node), _quote(node_type))
+        inputs, outputs = self._ports(inputs, False), self._ports(outputs, True)
+        extra = b""
+        if usage:
+            extra = b"," + self._json({"model": usage.get("model"), "input_tokens": usage.get("input_tokens", 0),
+                                       "output_tokens": usage.get("output_tokens", 0),
+                                       "cost_usd": usage.get("cost_usd", 0.0)})[1:-1]
+        if self_fields:
+            extra += b',"self":' + self._ports(self_fields, True)
+        if not duration_s > 0:  # (a monotonic clock gives none below 0; nor NaN, which JSON cannot hold)
+            duration_s = 0.0
+        seconds, fraction = divmod(int(duration_s * 1e7 + 0.5), 10_000_000)  # 7 decimals, from integers
+        self._firings.append(_FIRING_LINE % (start, tick, inputs, outputs, seconds, fraction,
+                                             b"null" if error is None else _quote(error), extra))
         self._resolved = None
         if opened and memo:  # the window opens with this firing
             self._memo_nodes.clear()
@@ -172,6 +188,23 @@ class EpisodeLog:
         """The JSON text of a node's ports: the snapshot of their values now."""
         if ports is None:
             return b"null"
+        whole = ports
+        if not fresh and self._memo:  # values encoded in the memo's window are not encoded again
+            memo = self._memo
+            for k, v in ports.items():
+                hit = memo.get(id(v))
+                if hit is not None and hit[0] is v:
+                    if whole is ports:
+                        whole = dict(ports)
+                    whole[k] = orjson.Fragment(hit[1])
+        try:
+            text = orjson.dumps(whole, self._default_output if fresh else self._default_input, _ORJSON)
+        except TypeError:  # keys that are not strings, integers beyond 64 bits, nesting past 255 levels
+            pass
+        else:
+            if len(text) <= INLINE_CHARS and b"null" not in text and (
+                    text.isascii() or not any(b in text for b in _LINE_BREAKS)):
+                return b"%b" % text  # a copy: see _json
         keys, memo, texts, parts = self._keys, self._memo, self._texts, [b"{"]
         for k, v in ports.items():
             key = keys.get(k)
@@ -224,7 +257,9 @@ class EpisodeLog:
             return self._stdlib_json(v)
         if b"null" in text or not text.isascii() and any(b in text for b in _LINE_BREAKS):
             return self._stdlib_json(v)
-        return text
+        # A copy is what is kept: orjson's own bytes sit in a larger allocation shrunk in
+        # place, and keeping thousands of them costs several times the encoding itself.
+        return b"%b" % text
 
     def _stdlib_json(self, v: Any) -> bytes:
         try:
@@ -232,15 +267,42 @@ class EpisodeLog:
         except (ValueError, TypeError, RecursionError):  # non-finite floats, odd keys, deep or cyclic data
             return self._encode(self._as_data(v, 0)).encode("ascii")
 
+    def _default_output(self, o: Any) -> Any:
+        """`_default` for orjson encoding a firing's ports: an array's reference is remembered in the memo."""
+        if type(o) is self._ndarray:
+            ref = self._array_ref(o)
+            self._memo[id(o)] = (o, ref)
+            return orjson.Fragment(ref)
+        return self._default(o)
+
+    def _default_input(self, o: Any) -> Any:
+        """`_default_output` for a consumer's inputs: an array encoded in the memo's window is not read again."""
+        hit = self._memo.get(id(o))
+        if hit is not None and hit[0] is o:
+            return orjson.Fragment(hit[1])
+        return self._default_output(o)
+
+    def _array_ref(self, o: Any) -> bytes:
+        """The JSON text `{"$array": N}` for a numpy array."""
+        aid = self._numpy_array_id(o)
+        refs = self._array_refs
+        while len(refs) <= aid:
+            refs.append(b'{"$array":%d}' % len(refs))
+        return refs[aid]
+
+    def _numpy_array_id(self, o: Any) -> int:
+        """The id of the array line holding a numpy array's content."""
+        plain = self._plain_dtypes.get(id(o.dtype))
+        if plain is not None and o.nbytes <= MAX_ARRAY_BYTES:  # the common case, without numpy calls
+            key = (plain[1], o.shape, o.tobytes())
+            aid = self._arrays.get(key)
+            return self._content_id(key) if aid is None else aid
+        return self._array_id(o)
+
     def _default(self, o: Any) -> Any:
         """The encoders' hook for what is not JSON data."""
         if type(o) is self._ndarray:
-            plain = self._plain_dtypes.get(id(o.dtype))
-            if plain is not None and o.nbytes <= MAX_ARRAY_BYTES:  # the common case, without numpy calls
-                key = (plain[1], o.shape, o.tobytes())
-                aid = self._arrays.get(key)
-                return {"$array": self._content_id(key) if aid is None else aid}
-            return {"$array": self._array_id(o)}
+            return {"$array": self._numpy_array_id(o)}
         if isinstance(o, float):  # subclasses (numpy's float64): orjson leaves them to this hook
             return self._as_data(float(o), 1)
         if isinstance(o, tuple):  # named tuples: a list, as json writes them
@@ -325,30 +387,8 @@ class EpisodeLog:
             else:
                 lines.append(self._json({"kind": "array", "id": aid, **entry}))
         lines.extend(b'{"kind":"value","id":%d,"value":%b}' % (vid, text) for text, vid in self._values.items())
-        lines.extend(self._firing_lines())
+        lines.extend(self._firings)
         return lines
-
-    def _firing_lines(self):
-        """One line per firing, from the snapshots taken when it fired."""
-        pending = self._pending
-        starts: dict[tuple, bytes] = {}  # (node, type) -> the line's text up to its tick
-        for key in zip(pending[0::_FIELDS], pending[1::_FIELDS]):
-            if key not in starts:
-                starts[key] = b'{"kind":"firing","node":%b,"type":%b,"tick":' % (_quote(key[0]), _quote(key[1]))
-        for i in range(0, len(pending), _FIELDS):
-            node, node_type, tick, inputs, outputs, duration_s, error, usage, self_fields = pending[i:i + _FIELDS]
-            if duration_s >= 0:  # seconds to 7 decimals, from integers (formatting a float costs more)
-                duration = b"%d.%07d" % divmod(int(duration_s * 1e7 + 0.5), 10_000_000)
-            else:
-                duration = repr(round(duration_s, 7)).encode()
-            parts = [starts[node, node_type], b"%d" % tick, b',"inputs":', inputs, b',"outputs":', outputs,
-                     b',"duration_s":', duration, b',"error":', b"null" if error is None else _quote(error)]
-            if usage:
-                parts += (b",", self._json(dict(zip(("model", "input_tokens", "output_tokens", "cost_usd"), usage)))[1:-1])
-            if self_fields:
-                parts += (b',"self":', self_fields)
-            parts.append(b"}")
-            yield b"".join(parts)
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -364,12 +404,15 @@ class EpisodeLog:
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
         tmp = p.with_name(p.name + ".tmp")
-        tmp.write_bytes(b"\n".join(self._byte_lines()) + b"\n")
+        lines = self._byte_lines()
+        lines.append(b"")  # (the last line's end: one join, no second copy)
+        tmp.write_bytes(b"\n".join(lines))
         tmp.replace(p)
         return p
 
 
-_FIELDS = 9  # values per pending firing, in to_lines' order
+_FIRING_START = b'{"kind":"firing","node":%b,"type":%b,"tick":'
+_FIRING_LINE = b'%b%d,"inputs":%b,"outputs":%b,"duration_s":%d.%07d,"error":%b%b}'
 
 
 def logged_value(value: Any) -> Any:

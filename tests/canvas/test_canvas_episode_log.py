@@ -12,10 +12,11 @@ import math
 import random
 
 import numpy as np
+import pytest
 from canvas_corridor import REG, corridor_graph
 
 from harness.canvas import EpisodeLog, GraphRunner
-from harness.canvas.episode_log import SHARED_CHARS, logged_value
+from harness.canvas.episode_log import INLINE_CHARS, SHARED_CHARS, logged_value
 from harness.canvas.registry import Node, node_type
 from harness.evaluation.trace import array_of, read_log
 
@@ -148,32 +149,61 @@ def test_large_arrays_keep_statistics_and_object_arrays_their_items(tmp_path):
     assert (record["model"], record["input_tokens"], record["cost_usd"], record["self"]) == ("m", 3, 0.5, {"why": "x"})
 
 
-def test_memo_never_shows_a_value_changed_in_place():
+@pytest.mark.parametrize("pad", [0, INLINE_CHARS], ids=["ports written as one text", "values encoded one by one"])
+def test_memo_never_shows_a_value_changed_in_place(pad):
+    filler = {"pad": "p" * pad}  # (a second port making the inputs and outputs larger than INLINE_CHARS)
     log = EpisodeLog()
     fb = {"actions": ["left"]}
-    log.firing("sim", "S", 0, None, {"feedback": fb}, 0.0)
-    log.firing("pose", "P", 0, {"feedback": fb}, {}, 0.0)
+    log.firing("sim", "S", 0, None, {"feedback": fb, **filler}, 0.0)
+    log.firing("pose", "P", 0, {"feedback": fb, **filler}, {}, 0.0)
     # the simulator's next action in the same tick changes its feedback in place
     fb["actions"].append("forward")
-    log.firing("sim", "S", 0, {"action": "forward"}, {"other": [1]}, 0.0)
-    log.firing("pose", "P", 1, {"feedback": fb}, {}, 0.0)
+    log.firing("sim", "S", 0, {"action": "forward", **filler}, {"other": [1]}, 0.0)
+    log.firing("pose", "P", 1, {"feedback": fb, **filler}, {}, 0.0)
     assert log.records[1]["inputs"]["feedback"] == {"actions": ["left"]}
     assert log.records[3]["inputs"]["feedback"] == {"actions": ["left", "forward"]}
 
     # a consumer reads last tick's map (delay edge) before its owner changes and re-emits it
     log = EpisodeLog()
     m = {"seen": 1}
-    log.firing("planner", "P", 1, {"map": m}, {}, 0.0)
+    log.firing("planner", "P", 1, {"map": m, **filler}, {}, 0.0)
     m["seen"] = 2
-    log.firing("memory", "M", 1, {}, {"map": m}, 0.0)
-    log.firing("act", "A", 1, {"map": m}, {}, 0.0)
+    log.firing("memory", "M", 1, {}, {"map": m, **filler}, 0.0)
+    log.firing("act", "A", 1, {"map": m, **filler}, {}, 0.0)
     assert [r["inputs"].get("map") or r["outputs"].get("map") for r in log.records] == \
         [{"seen": 1}, {"seen": 2}, {"seen": 2}]
 
     log.forget()
     m["seen"] = 3
-    log.firing("act2", "A", 1, {"map": m}, {}, 0.0)
+    log.firing("act2", "A", 1, {"map": m, **filler}, {}, 0.0)
     assert log.records[-1]["inputs"]["map"] == {"seen": 3}
+
+    # an array inside a value: its reference is reused only while the memo's window holds
+    log = EpisodeLog()
+    image = np.zeros(3, dtype=np.uint8)
+    log.firing("sim", "S", 0, None, {"observation": {"image": image}, **filler}, 0.0)
+    log.firing("perceive", "P", 0, {"observation": {"image": image}, **filler}, {}, 0.0)
+    image[0] = 7  # the simulator's next step writes into the same array
+    log.firing("sim", "S", 0, {"action": "forward"}, {"other": [1]}, 0.0)
+    log.firing("perceive", "P", 1, {"observation": {"image": image}, **filler}, {}, 0.0)
+    seen = [array_of(log.records[i]["inputs"]["observation"]["image"]).tolist() for i in (1, 3)]
+    assert seen == [[0, 0, 0], [7, 0, 0]]
+
+
+def test_small_ports_are_one_text_and_long_values_of_large_ones_stored_once(tmp_path):
+    caption = "c" * (SHARED_CHARS + 20)  # longer than SHARED_CHARS, in ports shorter than INLINE_CHARS
+    prompt = "p" * INLINE_CHARS
+    log = EpisodeLog()
+    for tick in range(3):
+        log.firing("captioner", "C", tick, {"tick": tick}, {"caption": caption}, 0.0)
+        log.firing("llm", "L", tick, {"caption": caption, "prompt": prompt}, {"reply": "ok"}, 0.0)
+    lines = log.write_jsonl(tmp_path / "log.jsonl").read_text().splitlines()
+    values = [json.loads(x)["value"] for x in lines if json.loads(x)["kind"] == "value"]
+    assert values == [caption, prompt]  # each once, from the llm's large inputs
+    captioner = [x for x in lines if '"node":"captioner"' in x]
+    assert len(captioner) == 3 and all(f'"outputs":{{"caption":"{caption}"}}' in x for x in captioner)
+    for record in read_log(tmp_path / "log.jsonl")[1]:
+        assert record["outputs"].get("caption", caption) == caption == record["inputs"].get("caption", caption)
 
 
 @node_type("test.LogTally", registry=REG, inputs={"position": "Int"}, outputs={"tally": "Any"})
