@@ -1,8 +1,8 @@
 """Per-episode log: one record per node firing, every port value in full, as JSONL.
 
 What a firing costs on the hot path is the snapshot of its ports (values may
-change after the firing) as JSON text, kept as bytes; everything else waits
-for `write_jsonl`/`records`:
+change after the firing) as JSON text and its line, kept as bytes; the shared
+lines wait for `write_jsonl`/`records`:
 
 - a firing's inputs, or its outputs, whose JSON text is at most `INLINE_CHARS`
   bytes are one orjson encoding, written as they are;
@@ -14,8 +14,8 @@ for `write_jsonl`/`records`:
 - arrays are stored once per distinct content in an `array` line and referenced
   as `{"$array": N}`; their bytes are kept and base64-encoded when written;
 - a value read again as a consumer's input reuses the encoding made when it was
-  an output, looked up by identity (an array anywhere in the inputs; any value
-  of a large inputs dict). Values on ports are not mutated by
+  an output, looked up by identity (a port's value, or an array anywhere in
+  the inputs). Values on ports are not mutated by
   convention, but a node may mutate its own state (a map it outputs every tick)
   when it fires. So only inputs are looked up (a firing's outputs are always
   encoded afresh and replace the memo's entry), and the memo is cleared
