@@ -129,7 +129,6 @@ class EpisodeLog:
         self._values: dict[bytes, int] = {}  # JSON text -> value id
         self._arrays: dict[tuple, int] = {}  # (dtype, shape, bytes) -> array id
         self._array_lines: list = []  # per array id: (dtype, shape, bytes) or a finished record
-        self._array_refs: list[bytes] = []  # per array id: its reference's JSON text
         self._plain_dtypes: dict[int, tuple] = {}  # id(dtype) -> (dtype, dtype.str) for dtypes seen without objects
         self._memo: dict[int, tuple[Any, bytes]] = {}  # encodings of recent port values, by id
         self._memo_nodes: set[str] = set()  # nodes that fired since the memo was cleared
@@ -202,6 +201,7 @@ class EpisodeLog:
         except TypeError:  # keys that are not strings, integers beyond 64 bits, nesting past 255 levels
             pass
         else:
+            # (_json's test, written out: a call per firing costs more than the test)
             if len(text) <= INLINE_CHARS and b"null" not in text and (
                     text.isascii() or not any(b in text for b in _LINE_BREAKS)):
                 return b"%b" % text  # a copy: see _json
@@ -284,11 +284,7 @@ class EpisodeLog:
 
     def _array_ref(self, o: Any) -> bytes:
         """The JSON text `{"$array": N}` for a numpy array."""
-        aid = self._numpy_array_id(o)
-        refs = self._array_refs
-        while len(refs) <= aid:
-            refs.append(b'{"$array":%d}' % len(refs))
-        return refs[aid]
+        return b'{"$array":%d}' % self._numpy_array_id(o)
 
     def _numpy_array_id(self, o: Any) -> int:
         """The id of the array line holding a numpy array's content."""
