@@ -74,8 +74,7 @@ def _quote(text: str) -> bytes:
 
 
 def _encoder(default):
-    """A compact JSON encoder refusing NaN and Infinity; C-speed, built once (json's
-    `JSONEncoder.encode` builds its C encoder again on every call)."""
+    """A compact JSON encoder refusing NaN and Infinity: json's C encoder where it has one."""
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:
         return json.JSONEncoder(allow_nan=False, check_circular=False, separators=(",", ":"), default=default).encode
@@ -134,7 +133,6 @@ class EpisodeLog:
         self._memo_nodes: set[str] = set()  # nodes that fired since the memo was cleared
         self._texts: dict[int, tuple[str, bytes]] = {}  # long texts' encodings, by id
         self._keys: dict[str, bytes] = {}  # port name -> ",", its JSON text and ":"
-        self._encode = _encoder(self._default)
         numpy = sys.modules.get("numpy")  # (not imported here: a log of plain values needs none)
         self._ndarray = numpy.ndarray if numpy is not None else None
         self._resolved: list[dict] | None = None
@@ -173,10 +171,9 @@ class EpisodeLog:
                                        "cost_usd": usage.get("cost_usd", 0.0)})[1:-1]
         if self_fields:
             extra += b',"self":' + self._ports(self_fields, True)
-        if not duration_s > 0:  # (a monotonic clock gives none below 0; nor NaN, which JSON cannot hold)
+        if not 0.0 < duration_s < math.inf:  # (a monotonic clock gives none below 0; JSON holds no NaN or infinity)
             duration_s = 0.0
-        seconds, fraction = divmod(int(duration_s * 1e7 + 0.5), 10_000_000)  # 7 decimals, from integers
-        self._firings.append(_FIRING_LINE % (start, tick, inputs, outputs, seconds, fraction,
+        self._firings.append(_FIRING_LINE % (start, tick, inputs, outputs, duration_s,
                                              b"null" if error is None else _quote(error), extra))
         self._resolved = None
         if opened and memo:  # the window opens with this firing
@@ -204,7 +201,7 @@ class EpisodeLog:
             # (_json's test, written out: a call per firing costs more than the test)
             if len(text) <= INLINE_CHARS and b"null" not in text and (
                     text.isascii() or not any(b in text for b in _LINE_BREAKS)):
-                return b"%b" % text  # a copy: see _json
+                return text  # (not kept: the firing's line is a new text)
         keys, memo, texts, parts = self._keys, self._memo, self._texts, [b"{"]
         for k, v in ports.items():
             key = keys.get(k)
@@ -262,10 +259,13 @@ class EpisodeLog:
         return b"%b" % text
 
     def _stdlib_json(self, v: Any) -> bytes:
+        # (an encoder kept on the log would hold the log in a reference cycle, leaving its
+        # memory to the garbage collector: this path is rare enough to build one per call)
+        encode = _encoder(self._default)
         try:
-            return self._encode(v).encode("ascii")
+            return encode(v).encode("ascii")
         except (ValueError, TypeError, RecursionError):  # non-finite floats, odd keys, deep or cyclic data
-            return self._encode(self._as_data(v, 0)).encode("ascii")
+            return encode(self._as_data(v, 0)).encode("ascii")
 
     def _default_output(self, o: Any) -> Any:
         """`_default` for orjson encoding a firing's ports: an array's reference is remembered in the memo."""
@@ -375,11 +375,14 @@ class EpisodeLog:
         if self.ports is not None:
             header["ports"] = self.ports
         lines = [self._json(header)]
+        kinds: dict[tuple, bytes] = {}  # (dtype, shape) -> their JSON text
         for aid, entry in enumerate(self._array_lines):
             if type(entry) is tuple:  # (base64 needs no JSON escaping: formatted directly)
                 dtype, shape, data = entry
-                lines.append(b'{"kind":"array","id":%d,"dtype":%b,"shape":[%b],"base64":"%b"}'
-                             % (aid, _quote(dtype), b",".join(b"%d" % n for n in shape), base64.b64encode(data)))
+                kind = kinds.get((dtype, shape))
+                if kind is None:
+                    kind = kinds[dtype, shape] = b'"dtype":%b,"shape":[%b]' % (_quote(dtype), b",".join(b"%d" % n for n in shape))
+                lines.append(b'{"kind":"array","id":%d,%b,"base64":"%b"}' % (aid, kind, base64.b64encode(data)))
             else:
                 lines.append(self._json({"kind": "array", "id": aid, **entry}))
         lines.extend(b'{"kind":"value","id":%d,"value":%b}' % (vid, text) for text, vid in self._values.items())
@@ -408,7 +411,7 @@ class EpisodeLog:
 
 
 _FIRING_START = b'{"kind":"firing","node":%b,"type":%b,"tick":'
-_FIRING_LINE = b'%b%d,"inputs":%b,"outputs":%b,"duration_s":%d.%07d,"error":%b%b}'
+_FIRING_LINE = b'%b%d,"inputs":%b,"outputs":%b,"duration_s":%.7f,"error":%b%b}'
 
 
 def logged_value(value: Any) -> Any:

@@ -401,3 +401,23 @@ log.write_jsonl({str(tmp_path / "killed.jsonl")!r})
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["done.jsonl"]
     assert [r["outputs"] for r in read_log(tmp_path / "done.jsonl")[1]] == [{"position": 0}]
+
+
+def test_a_log_is_freed_with_its_last_reference_and_durations_are_finite_numbers(tmp_path):
+    """No reference cycle keeps a finished log (and the port values its memo holds) alive
+    until the garbage collector runs; a duration that is not a positive finite number is 0."""
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        log = EpisodeLog()
+        for tick, seconds in enumerate([0.25, math.nan, math.inf, -1.0, 1e-9]):
+            log.firing("n", "T", tick, None, {"value": None, "image": np.zeros((2, 2))}, seconds)
+        written = read_log(log.write_jsonl(tmp_path / "log.jsonl"))[1]
+        held = weakref.ref(log)
+        del log
+        assert held() is None
+    finally:
+        gc.enable()
+    assert [r["duration_s"] for r in written] == [0.25, 0.0, 0.0, 0.0, 0.0]
