@@ -270,7 +270,7 @@ class EpisodeLog:
     def _default_output(self, o: Any) -> Any:
         """`_default` for orjson encoding a firing's ports: an array's reference is remembered in the memo."""
         if type(o) is self._ndarray:
-            ref = self._array_ref(o)
+            ref = b'{"$array":%d}' % self._numpy_array_id(o)
             self._memo[id(o)] = (o, ref)
             return orjson.Fragment(ref)
         return self._default(o)
@@ -281,10 +281,6 @@ class EpisodeLog:
         if hit is not None and hit[0] is o:
             return orjson.Fragment(hit[1])
         return self._default_output(o)
-
-    def _array_ref(self, o: Any) -> bytes:
-        """The JSON text `{"$array": N}` for a numpy array."""
-        return b'{"$array":%d}' % self._numpy_array_id(o)
 
     def _numpy_array_id(self, o: Any) -> int:
         """The id of the array line holding a numpy array's content."""
