@@ -12,7 +12,10 @@ lines wait for `write_jsonl`/`records`:
   referenced as `{"$value": N}` (a prompt, a caption list, an observation
   repeated tick after tick);
 - arrays are stored once per distinct content in an `array` line and referenced
-  as `{"$array": N}`; their bytes are kept and base64-encoded when written;
+  as `{"$array": N}`; their bytes are kept and base64-encoded when written. An
+  array of at least `CHANGES_MIN_BYTES` bytes whose bytes differ in few places
+  from the previous array line of its dtype and shape is written as those
+  changes (`from`, `at`, `bytes`: a map updated tick by tick);
 - a value read again as a consumer's input reuses the encoding made when it was
   an output, looked up by identity (a port's value, or an array anywhere in
   the inputs). Values on ports are not mutated by
@@ -61,6 +64,7 @@ FORMAT = 2
 INLINE_CHARS = 512  # a firing's inputs or outputs up to this JSON size are written as one text
 SHARED_CHARS = 160  # in larger ones, longer values' JSON texts are stored once per episode and referenced
 MAX_ARRAY_BYTES = 1 << 20  # a larger array is logged by shape, dtype and statistics only
+CHANGES_MIN_BYTES = 4096  # an array this large may be written as its changes from the previous one of its kind
 _MAX_DEPTH = 64
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+|0x[0-9a-fA-F]{8,}")
 _SCALAR = {None: b"null", True: b"true", False: b"false"}
@@ -372,12 +376,20 @@ class EpisodeLog:
             header["ports"] = self.ports
         lines = [self._json(header)]
         kinds: dict[tuple, bytes] = {}  # (dtype, shape) -> their JSON text
+        last: dict[tuple, tuple[int, bytes]] = {}  # (dtype, shape) -> the last large array line's id and bytes
         for aid, entry in enumerate(self._array_lines):
             if type(entry) is tuple:  # (base64 needs no JSON escaping: formatted directly)
                 dtype, shape, data = entry
                 kind = kinds.get((dtype, shape))
                 if kind is None:
                     kind = kinds[dtype, shape] = b'"dtype":%b,"shape":[%b]' % (_quote(dtype), b",".join(b"%d" % n for n in shape))
+                if len(data) >= CHANGES_MIN_BYTES:
+                    before = last.get((dtype, shape))
+                    last[dtype, shape] = (aid, data)
+                    changes = None if before is None else _changes(before[1], data)
+                    if changes is not None:
+                        lines.append(b'{"kind":"array","id":%d,%b,"from":%d,%b}' % (aid, kind, before[0], changes))
+                        continue
                 lines.append(b'{"kind":"array","id":%d,%b,"base64":"%b"}' % (aid, kind, base64.b64encode(data)))
             else:
                 lines.append(self._json({"kind": "array", "id": aid, **entry}))
@@ -408,6 +420,19 @@ class EpisodeLog:
 
 _FIRING_START = b'{"kind":"firing","node":%b,"type":%b,"tick":'
 _FIRING_LINE = b'%b%d,"inputs":%b,"outputs":%b,"duration_s":%.7f,"error":%b%b}'
+
+
+def _changes(before: bytes, after: bytes) -> bytes | None:
+    """The `at` and `bytes` fields turning `before` into `after` (as long), None when
+    they would not be less than half the size of `after` in full."""
+    import numpy as np
+
+    now = np.frombuffer(after, np.uint8)
+    at = np.flatnonzero(now != np.frombuffer(before, np.uint8))
+    if 5 * at.size >= len(after) // 2:  # (an offset and a byte per change, against a byte each in full)
+        return None
+    return b'"at":"%b","bytes":"%b"' % (base64.b64encode(at.astype("<u4").tobytes()),
+                                        base64.b64encode(now[at].tobytes()))
 
 
 def logged_value(value: Any) -> Any:

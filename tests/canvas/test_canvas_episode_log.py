@@ -18,6 +18,7 @@ from canvas_corridor import REG, corridor_graph
 from harness.canvas import EpisodeLog, GraphRunner
 from harness.canvas.episode_log import INLINE_CHARS, SHARED_CHARS, logged_value
 from harness.canvas.registry import Node, node_type
+from harness.errors import UserError
 from harness.evaluation.trace import array_of, read_log
 
 
@@ -421,3 +422,35 @@ def test_a_log_is_freed_with_its_last_reference_and_durations_are_finite_numbers
     finally:
         gc.enable()
     assert [r["duration_s"] for r in written] == [0.25, 0.0, 0.0, 0.0, 0.0]
+
+
+def test_large_arrays_changed_in_few_places_are_written_as_changes_and_read_back_whole(tmp_path):
+    rng = np.random.default_rng(3)
+    grid = np.zeros((64, 64, 3), dtype=np.uint8)
+    heights = rng.random((32, 32))
+    emitted = []
+    log = EpisodeLog()
+    for tick in range(8):
+        grid[rng.integers(0, 64), rng.integers(0, 64)] = rng.integers(1, 9, 3)  # a map updated in place
+        heights[tick, :4] += 1.0
+        if tick == 5:
+            grid[:] = rng.integers(0, 9, grid.shape)  # changed everywhere: written in full
+        log.firing("map", "T", tick, None, {"grid": grid, "heights": heights, "small": grid[:2, :2]}, 0.0)
+        emitted.append((grid.copy(), heights.copy(), grid[:2, :2].copy()))
+    path = log.write_jsonl(tmp_path / "log.jsonl")
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    arrays = [line for line in lines if line["kind"] == "array"]
+    changed = [line for line in arrays if "from" in line]
+    assert changed and all(line["shape"] != [2, 2, 3] for line in changed)  # (small arrays always in full)
+    assert {line["from"] for line in changed} < {line["id"] for line in arrays}
+    assert sum(1 for line in arrays if line["shape"] == [64, 64, 3] and "base64" in line) == 2  # the first, tick 5
+    for record, (g, h, small) in zip(read_log(path)[1], emitted):
+        out = record["outputs"]
+        assert np.array_equal(array_of(out["grid"]), g) and np.array_equal(array_of(out["heights"]), h)
+        assert np.array_equal(array_of(out["small"]), small)
+    assert log.records == read_log(path)[1]
+
+    broken = [dict(line, **{"from": 999}) if "from" in line else line for line in lines]
+    (tmp_path / "broken.jsonl").write_text("".join(json.dumps(line) + "\n" for line in broken))
+    with pytest.raises(UserError, match=r"broken.jsonl:\d+: array \d+ changes array 999"):
+        read_log(tmp_path / "broken.jsonl")
