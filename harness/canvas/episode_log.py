@@ -382,7 +382,8 @@ class EpisodeLog:
                 dtype, shape, data = entry
                 kind = kinds.get((dtype, shape))
                 if kind is None:
-                    kind = kinds[dtype, shape] = b'"dtype":%b,"shape":[%b]' % (_quote(dtype), b",".join(b"%d" % n for n in shape))
+                    kind = kinds[dtype, shape] = b'"dtype":%b,"shape":[%b]' % (
+                        _quote(dtype), b",".join(b"%d" % n for n in shape))
                 if len(data) >= CHANGES_MIN_BYTES:
                     before = last.get((dtype, shape))
                     last[dtype, shape] = (aid, data)
@@ -423,8 +424,8 @@ _FIRING_LINE = b'%b%d,"inputs":%b,"outputs":%b,"duration_s":%.7f,"error":%b%b}'
 
 
 def _changes(before: bytes, after: bytes) -> bytes | None:
-    """The `at` and `bytes` fields turning `before` into `after` (as long), None when
-    they would not be less than half the size of `after` in full."""
+    """The `at` and `bytes` fields that turn `before` into `after` (of the same length),
+    or None when they would not be under half the size of `after` in full."""
     import numpy as np
 
     now = np.frombuffer(after, np.uint8)

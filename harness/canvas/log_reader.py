@@ -4,10 +4,8 @@ resolved. `harness.evaluation.trace` builds the views on top of it."""
 
 from __future__ import annotations
 
-import array
 import base64
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -60,24 +58,22 @@ def parse_lines(lines: list[str], where: str) -> tuple[dict, list[dict]]:
 
 def _apply_changes(record: dict, arrays: dict, where: str) -> dict:
     """An array line written as its changes from an earlier one (`from`, `at`, `bytes`), in full."""
-    before = arrays.get(record["from"])
+    import numpy as np
+
+    base = record["from"]
+    before = arrays.get(base) if isinstance(base, int) else None
     if not isinstance(before, dict) or "base64" not in before:
-        raise UserError(f"{where}: array {record.get('id')!r} changes array {record['from']!r}, "
+        raise UserError(f"{where}: array {record.get('id')!r} changes array {base!r}, "
                         "which is not an earlier array line with its content")
     try:
-        data = bytearray(base64.b64decode(before["base64"], validate=True))
-        offsets = array.array("I", base64.b64decode(record["at"], validate=True))
-        if sys.byteorder == "big":
-            offsets.byteswap()  # (written little-endian)
-        changed = base64.b64decode(record["bytes"], validate=True)
-        if len(offsets) != len(changed):
-            raise ValueError("as many offsets as bytes")
-        for offset, byte in zip(offsets, changed):
-            data[offset] = byte
-    except (KeyError, TypeError, ValueError, IndexError) as exc:  # binascii.Error is a ValueError
-        raise UserError(f"{where}: array {record.get('id')!r}: unreadable changes ({type(exc).__name__}: {exc})") from None
+        data = np.frombuffer(base64.b64decode(before["base64"], validate=True), np.uint8).copy()
+        at = np.frombuffer(base64.b64decode(record["at"], validate=True), "<u4")
+        data[at] = np.frombuffer(base64.b64decode(record["bytes"], validate=True), np.uint8)
+    except (KeyError, TypeError, ValueError, IndexError) as exc:  # (binascii.Error is a ValueError)
+        raise UserError(f"{where}: array {record.get('id')!r}: unreadable changes "
+                        f"({type(exc).__name__}: {exc})") from None
     full = {k: v for k, v in record.items() if k not in ("from", "at", "bytes")}
-    full["base64"] = base64.b64encode(bytes(data)).decode("ascii")
+    full["base64"] = base64.b64encode(data.tobytes()).decode("ascii")
     return full
 
 

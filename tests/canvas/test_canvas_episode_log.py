@@ -425,6 +425,8 @@ def test_a_log_is_freed_with_its_last_reference_and_durations_are_finite_numbers
 
 
 def test_large_arrays_changed_in_few_places_are_written_as_changes_and_read_back_whole(tmp_path):
+    from harness.schemas import validate_instance
+
     rng = np.random.default_rng(3)
     grid = np.zeros((64, 64, 3), dtype=np.uint8)
     heights = rng.random((32, 32))
@@ -441,6 +443,7 @@ def test_large_arrays_changed_in_few_places_are_written_as_changes_and_read_back
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     arrays = [line for line in lines if line["kind"] == "array"]
     changed = [line for line in arrays if "from" in line]
+    assert all(validate_instance("episode_log_line", line) == [] for line in lines)
     assert changed and all(line["shape"] != [2, 2, 3] for line in changed)  # (small arrays always in full)
     assert {line["from"] for line in changed} < {line["id"] for line in arrays}
     assert sum(1 for line in arrays if line["shape"] == [64, 64, 3] and "base64" in line) == 2  # the first, tick 5
