@@ -429,9 +429,10 @@ def _changes(before: bytes, after: bytes) -> bytes | None:
     import numpy as np
 
     now = np.frombuffer(after, np.uint8)
-    at = np.flatnonzero(now != np.frombuffer(before, np.uint8))
-    if 5 * at.size >= len(after) // 2:  # (an offset and a byte per change, against a byte each in full)
+    changed = now != np.frombuffer(before, np.uint8)
+    if 5 * np.count_nonzero(changed) >= len(after) // 2:  # (an offset and a byte per change, against one each in full)
         return None
+    at = np.flatnonzero(changed)
     return b'"at":"%b","bytes":"%b"' % (base64.b64encode(at.astype("<u4").tobytes()),
                                         base64.b64encode(now[at].tobytes()))
 
