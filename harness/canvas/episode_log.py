@@ -10,7 +10,9 @@ lines wait for `write_jsonl`/`records`:
   are quoted directly (no encoder call), and a value whose JSON text is longer
   than `SHARED_CHARS` bytes is stored once per episode in a `value` line and
   referenced as `{"$value": N}` (a prompt, a caption list, an observation
-  repeated tick after tick);
+  repeated tick after tick); after a node's inputs, or outputs, were too long
+  for one text, its next ones are encoded value by value without trying one
+  text first, until such a text, no value of it shared, is short again;
 - arrays are stored once per distinct content in an `array` line and referenced
   as `{"$array": N}`; their bytes are kept and base64-encoded when written. An
   array of at least `CHANGES_MIN_BYTES` bytes whose bytes differ in few places
@@ -137,6 +139,7 @@ class EpisodeLog:
         self._memo_nodes: set[str] = set()  # nodes that fired since the memo was cleared
         self._texts: dict[int, tuple[str, bytes]] = {}  # long texts' encodings, by id
         self._keys: dict[str, bytes] = {}  # port name -> ",", its JSON text and ":"
+        self._long_kinds: set[tuple] = set()  # (node, outputs or not) whose last ports were too long for one text
         numpy = sys.modules.get("numpy")  # (not imported here: a log of plain values needs none)
         self._ndarray = numpy.ndarray if numpy is not None else None
         self._resolved: list[dict] | None = None
@@ -167,7 +170,7 @@ class EpisodeLog:
         start = self._starts.get((node, node_type))
         if start is None:
             start = self._starts[node, node_type] = _FIRING_START % (_quote(node), _quote(node_type))
-        inputs, outputs = self._ports(inputs, False), self._ports(outputs, True)
+        inputs, outputs = self._ports(inputs, False, (node, False)), self._ports(outputs, True, (node, True))
         extra = b""
         if usage:
             extra = b"," + self._json({"model": usage.get("model"), "input_tokens": usage.get("input_tokens", 0),
@@ -184,10 +187,19 @@ class EpisodeLog:
             self._memo_nodes.clear()
             self._memo_nodes.add(node)
 
-    def _ports(self, ports: dict | None, fresh: bool) -> bytes:
-        """The JSON text of a node's ports: the snapshot of their values now."""
+    def _ports(self, ports: dict | None, fresh: bool, kind: tuple | None = None) -> bytes:
+        """The JSON text of a node's ports: the snapshot of their values now. `kind` (node,
+        outputs or not): when its last text was too long for one, each value is encoded on
+        its own without trying the whole first, until a text of values none of them shared is
+        short enough again."""
         if ports is None:
             return b"null"
+        long_kinds = self._long_kinds
+        if kind in long_kinds:
+            text = self._each_port(ports, fresh)
+            if len(text) <= INLINE_CHARS and b'{"$value":' not in text:
+                long_kinds.discard(kind)
+            return text
         whole = ports
         if not fresh and self._memo:  # values encoded in the memo's window are not encoded again
             memo = self._memo
@@ -206,6 +218,12 @@ class EpisodeLog:
             if len(text) <= INLINE_CHARS and b"null" not in text and (
                     text.isascii() or not any(b in text for b in _LINE_BREAKS)):
                 return text  # (not kept: the firing's line is a new text)
+        if kind is not None:
+            long_kinds.add(kind)
+        return self._each_port(ports, fresh)
+
+    def _each_port(self, ports: dict, fresh: bool) -> bytes:
+        """`_ports`' text with each value encoded on its own (long ones shared)."""
         keys, memo, texts, parts = self._keys, self._memo, self._texts, [b"{"]
         for k, v in ports.items():
             key = keys.get(k)

@@ -457,3 +457,20 @@ def test_large_arrays_changed_in_few_places_are_written_as_changes_and_read_back
     (tmp_path / "broken.jsonl").write_text("".join(json.dumps(line) + "\n" for line in broken))
     with pytest.raises(UserError, match=r"broken.jsonl:\d+: array \d+ changes array 999"):
         read_log(tmp_path / "broken.jsonl")
+
+
+def test_ports_too_long_for_one_text_then_short_again_are_one_text_again(tmp_path):
+    cells = [{"fwd": i, "right": -i, "code": [2, 5, 0]} for i in range(40)]  # longer than INLINE_CHARS
+    caption = "d" * (SHARED_CHARS + 20)
+    outputs = [{"cells": cells, "word": "caf\u00e9"}, {"word": "caf\u00e9", "caption": caption},
+               {"word": "caf\u00e9"}, {"cells": cells}, {"word": "na\u00efve", "n": 3}, {"word": "na\u00efve"}]
+    log = EpisodeLog()
+    for tick, out in enumerate(outputs):
+        log.firing("perceive", "P", tick, {"tick": tick}, out, 0.0)
+    lines = log.write_jsonl(tmp_path / "log.jsonl").read_bytes().splitlines()
+    assert [r["outputs"] for r in read_log(tmp_path / "log.jsonl")[1]] == outputs
+    firings = [line for line in lines if b'"kind":"firing"' in line]
+    # after ports too long for one text, each value is encoded on its own (text escaped); once such a
+    # text without shared values is short again, the next ports are one text again (UTF-8)
+    assert [b"caf\\u00e9" in f for f in firings[:3]] == [True, True, True]
+    assert b"na\\u00efve" in firings[4] and '"outputs":{"word":"na\u00efve"}'.encode() in firings[5]
