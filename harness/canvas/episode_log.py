@@ -139,7 +139,7 @@ class EpisodeLog:
         self._memo_nodes: set[str] = set()  # nodes that fired since the memo was cleared
         self._texts: dict[int, tuple[str, bytes]] = {}  # long texts' encodings, by id
         self._keys: dict[str, bytes] = {}  # port name -> ",", its JSON text and ":"
-        self._long_kinds: set[tuple] = set()  # (node, outputs or not) whose last ports were too long for one text
+        self._long_ports: tuple[set[str], set[str]] = (set(), set())  # nodes whose last inputs, outputs were too long
         numpy = sys.modules.get("numpy")  # (not imported here: a log of plain values needs none)
         self._ndarray = numpy.ndarray if numpy is not None else None
         self._resolved: list[dict] | None = None
@@ -170,7 +170,7 @@ class EpisodeLog:
         start = self._starts.get((node, node_type))
         if start is None:
             start = self._starts[node, node_type] = _FIRING_START % (_quote(node), _quote(node_type))
-        inputs, outputs = self._ports(inputs, False, (node, False)), self._ports(outputs, True, (node, True))
+        inputs, outputs = self._ports(inputs, False, node), self._ports(outputs, True, node)
         extra = b""
         if usage:
             extra = b"," + self._json({"model": usage.get("model"), "input_tokens": usage.get("input_tokens", 0),
@@ -187,18 +187,18 @@ class EpisodeLog:
             self._memo_nodes.clear()
             self._memo_nodes.add(node)
 
-    def _ports(self, ports: dict | None, fresh: bool, kind: tuple | None = None) -> bytes:
-        """The JSON text of a node's ports: the snapshot of their values now. `kind` (node,
-        outputs or not): when its last text was too long for one, each value is encoded on
-        its own without trying the whole first, until a text of values none of them shared is
-        short enough again."""
+    def _ports(self, ports: dict | None, fresh: bool, node: str | None = None) -> bytes:
+        """The JSON text of a node's inputs, or (`fresh`) outputs: the snapshot of their values
+        now. When that node's last such text was too long for one, each value is encoded on its
+        own without trying the whole first, until a text of values none of them shared is short
+        enough again."""
         if ports is None:
             return b"null"
-        long_kinds = self._long_kinds
-        if kind in long_kinds:
+        long_nodes = self._long_ports[fresh]
+        if node in long_nodes:
             text = self._each_port(ports, fresh)
-            if len(text) <= INLINE_CHARS and b'{"$value":' not in text:
-                long_kinds.discard(kind)
+            if len(text) <= INLINE_CHARS and text.find(b'{"$value":') < 0:
+                long_nodes.discard(node)
             return text
         whole = ports
         if not fresh and self._memo:  # values encoded in the memo's window are not encoded again
@@ -215,11 +215,11 @@ class EpisodeLog:
             pass
         else:
             # (_json's test, written out: a call per firing costs more than the test)
-            if len(text) <= INLINE_CHARS and b"null" not in text and (
-                    text.isascii() or not any(b in text for b in _LINE_BREAKS)):
+            if len(text) <= INLINE_CHARS and text.find(b"null") < 0 and (
+                    text.isascii() or not any(text.find(b) >= 0 for b in _LINE_BREAKS)):
                 return text  # (not kept: the firing's line is a new text)
-        if kind is not None:
-            long_kinds.add(kind)
+        if node is not None:
+            long_nodes.add(node)
         return self._each_port(ports, fresh)
 
     def _each_port(self, ports: dict, fresh: bool) -> bytes:
@@ -274,7 +274,8 @@ class EpisodeLog:
             text = orjson.dumps(v, self._default, _ORJSON)
         except TypeError:
             return self._stdlib_json(v)
-        if b"null" in text or not text.isascii() and any(b in text for b in _LINE_BREAKS):
+        # (bytes.find, not `in`: `in` first tries its operand as an integer, raising and clearing a TypeError)
+        if text.find(b"null") >= 0 or not text.isascii() and any(text.find(b) >= 0 for b in _LINE_BREAKS):
             return self._stdlib_json(v)
         # A copy is what is kept: orjson's own bytes sit in a larger allocation shrunk in
         # place, and keeping thousands of them costs several times the encoding itself.
