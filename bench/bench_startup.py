@@ -114,6 +114,9 @@ class _FirstFiring:
         if self.first_tick is None and args[1] is not None:  # args[1]: inputs (None for the simulator's reset)
             self.first_tick = time.time()
 
+    defer = firing  # (what the runner calls at each firing)
+    flush = forget
+
 
 def _worker_child(factory_ref: str, graph_path: str, episode: dict, conn) -> None:
     """What a worker does before its first tick, timed from the inside."""

@@ -1,8 +1,16 @@
 """Per-episode log: one record per node firing, every port value in full, as JSONL.
 
-What a firing costs on the hot path is the snapshot of its ports (values may
-change after the firing) as JSON text and its line, kept as bytes; the shared
-lines wait for `write_jsonl`/`records`:
+A firing's ports are kept as their JSON text and its line as bytes; the shared
+lines wait for `write_jsonl`/`records`. `firing` encodes the ports at once (a
+snapshot: values may change afterwards). `defer` keeps the firing's arguments
+and leaves the encoding to the next `flush` (or `forget`, `records`,
+`write_jsonl`), so that a tick's firings are encoded together rather than each
+between two simulator steps; its caller keeps the values unchanged until then.
+The runtime defers every firing and flushes at each tick's start (before any
+agent node fires again), before a node that may write state cells fires,
+before each step of a simulator whose returned values may change
+(`SimulatorNode.fresh_outputs`), and at the episode's end: every value is
+encoded as it was when its node fired. Encoding:
 
 - a firing's inputs, or its outputs, whose JSON text is at most `INLINE_CHARS`
   bytes are one orjson encoding, written as they are;
@@ -27,7 +35,7 @@ lines wait for `write_jsonl`/`records`:
   whenever a node fires a second time since the last clear: between two clears
   no node fires twice, so no value can have changed after it was encoded and
   before it is read as an input. The window opens when the memo gets its first
-  entry. (The runtime also calls `forget` at an episode's start and at each
+  entry. (The runtime also calls `forget` at an episode's start and before each
   firing of a node that may write state cells: a cell's live value may be on a
   port.)
 
@@ -129,7 +137,8 @@ class EpisodeLog:
         self.episode: dict | None = None
         self.result: dict | None = None
         self.ports: dict | None = None
-        self._firings: list[bytes] = []  # each firing's line, made when it fired
+        self._firings: list[bytes] = []  # each firing's line, in firing order
+        self._pending: list[tuple] = []  # deferred firings' arguments, not yet encoded
         self._starts: dict[tuple, bytes] = {}  # (node, type) -> a firing line's text up to its tick
         self._values: dict[bytes, int] = {}  # JSON text -> value id
         self._arrays: dict[tuple, int] = {}  # (dtype, shape, bytes) -> array id
@@ -146,17 +155,41 @@ class EpisodeLog:
 
     # -- the firing path -----------------------------------------------------------
     def forget(self) -> None:
-        """Drop the memo of encodings: call when values may have changed other than
-        by their producing node's firing (nodes reset for a new episode, a node
-        writing state cells, whose live values other ports may carry)."""
+        """Encode the deferred firings, then drop the memo of encodings: call before values
+        may change other than by their producing node's next firing (nodes reset for a new
+        episode, a node writing state cells, whose live values other ports may carry)."""
+        self.flush()
         self._memo.clear()
         self._memo_nodes.clear()
 
     def firing(self, node: str, node_type: str, tick: int, inputs: dict | None, outputs: dict | None,
                duration_s: float, error: str | None = None, usage: dict | None = None,
                self_fields: dict | None = None) -> None:
+        """Record a firing, its ports encoded now (after the deferred ones)."""
         if not self.enabled:
             return
+        if self._pending:
+            self.flush()
+        self._encode(node, node_type, tick, inputs, outputs, duration_s, error, usage, self_fields)
+
+    def defer(self, *firing) -> None:
+        """Record a firing (`firing`'s arguments) to be encoded at the next `flush`: its values
+        must not change until then."""
+        self._pending.append(firing)
+
+    def flush(self) -> None:
+        """Encode the deferred firings, in the order they fired."""
+        pending = self._pending
+        if pending:
+            self._pending = []
+            if self.enabled:
+                encode = self._encode
+                for firing in pending:
+                    encode(*firing)
+
+    def _encode(self, node: str, node_type: str, tick: int, inputs: dict | None, outputs: dict | None,
+                duration_s: float, error: str | None = None, usage: dict | None = None,
+                self_fields: dict | None = None) -> None:
         memo = self._memo
         if memo:  # (while the memo is empty, no window is open: see the module doc)
             fired = self._memo_nodes
@@ -420,7 +453,7 @@ class EpisodeLog:
     @property
     def records(self) -> list[dict[str, Any]]:
         """The firing records so far, every value resolved (as `read_log` gives them)."""
-        if self._resolved is None:
+        if self._resolved is None or self._pending:
             from harness.canvas.log_reader import parse_lines
 
             self._resolved = parse_lines(self.to_lines(), "episode log")[1]

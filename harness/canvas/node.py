@@ -147,9 +147,15 @@ class Node:
 
 
 class SimulatorNode(Node):
-    """The environment as a node: its outputs are observations, its inputs actions."""
+    """The environment as a node: its outputs are observations, its inputs actions.
+
+    `fresh_outputs`: True when a value `reset_episode` or `step` returns is never
+    changed afterwards (each call builds new containers and arrays, or returns
+    ones nothing changes). The episode log then encodes the simulator's firings
+    with the rest of the tick's; otherwise each is encoded before the next step."""
 
     is_simulator = True
+    fresh_outputs: ClassVar[bool] = False
 
     def reset_episode(self, episode: dict, ctx: Context) -> dict:
         """Start the episode; return the outputs of tick 0."""

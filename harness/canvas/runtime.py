@@ -218,6 +218,9 @@ class GraphRunner:
             error = (f"node {self._current!r} ({nt.name if nt else '?'}) raised at tick {self._ticks}:\n"
                      f"{traceback.format_exc()}")
             sim_result = self._safe_result(sim)
+        finally:
+            if logging:
+                log.flush()  # (the last tick's firings, before the nodes are reset or stepped again)
         result = self._episode_result(sim_result, termination, error, start)
         if log is not None:
             log.result = result
@@ -272,12 +275,16 @@ class GraphRunner:
         ticks = self._ticks
         cur = [None] * len(self.node_ids)
         cur[self._index[self.sim_id]] = sim_out
+        if log is not None:
+            log.flush()  # (last tick's firings, before their nodes fire again)
         for idx, nid, node, ctx, ports, n_required, declared, tname in self._plan:
             inputs = _gather(ports, n_required, cur, prev)
             if inputs is None:
                 continue
             self._current = nid
             if log is not None:
+                if ctx._writes:  # noqa: SLF001 - it may change cells in place, whose live values ports may carry
+                    log.forget()
                 t0 = time.perf_counter()
                 ctx.self_log = ctx.model_usage = None
                 try:
@@ -320,9 +327,14 @@ class GraphRunner:
         self._current = self.sim_id
         sim = self.nodes[self.sim_id]
         sim_ctx = self.contexts[self.sim_id]
+        before_step = None  # what a step may change: cells it may write, or the values it returned before
+        if log is not None:
+            before_step = log.forget if sim_ctx._writes else None if sim.fresh_outputs else log.flush  # noqa: SLF001
         for sub in sequence:
             if self._step_cap is not None and self._steps >= self._step_cap:
                 break
+            if before_step is not None:
+                before_step()
             t0 = time.perf_counter() if log is not None else 0.0
             sim_out = sim.step(sub, sim_ctx)
             self._steps += 1
@@ -371,10 +383,10 @@ class GraphRunner:
 
     @staticmethod
     def _log_firing(log, ctx, nid, tname, tick, inputs, outs, t0, error=None):
-        if ctx._writes:  # noqa: SLF001 - it may have changed cells in place, whose live values ports may carry
-            log.forget()
-        log.firing(nid, tname, tick, inputs, outs if type(outs) is dict or isinstance(outs, dict) else None,
-                   time.perf_counter() - t0, error, ctx.model_usage, ctx.self_log)
+        """Defer the firing that started at `t0` (see `EpisodeLog.defer`: the runner flushes before
+        its values may change)."""
+        log.defer(nid, tname, tick, inputs, outs if type(outs) is dict or isinstance(outs, dict) else None,
+                  time.perf_counter() - t0, error, ctx.model_usage, ctx.self_log)
         ctx.self_log = ctx.model_usage = None
 
     def close(self) -> None:

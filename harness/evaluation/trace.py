@@ -164,6 +164,9 @@ class _Capture:
         if tick == self.tick and node not in self.nodes:
             self.nodes[node] = {"type": node_type, "inputs": copy.deepcopy(inputs), "outputs": copy.deepcopy(outputs)}
 
+    defer = firing  # (the runner defers every firing: copied here, at once)
+    flush = forget
+
 
 def replay_view(graph: dict, candidate_dir: Path, episode: dict, tick: int, logged_actions: dict[int, list],
                 executor: str) -> dict:

@@ -19,6 +19,8 @@ REG = Registry(parent=default_registry())
 class Corridor(SimulatorNode):
     """1-D corridor of config.length cells."""
 
+    fresh_outputs = True  # (a new dict of numbers and a new text each step)
+
     def setup(self):
         self.episodes_started = 0
 

@@ -13,6 +13,7 @@ import random
 
 import numpy as np
 import pytest
+import canvas_corridor
 from canvas_corridor import REG, corridor_graph
 
 from harness.canvas import EpisodeLog, GraphRunner
@@ -321,11 +322,15 @@ class _EagerLog:
     def forget(self):
         pass
 
+    flush = forget
+
     def firing(self, node, node_type, tick, inputs, outputs, duration_s, error=None, usage=None, self_fields=None):
         def snap(ports):
             return None if ports is None else {k: reference(v) for k, v in ports.items()}
 
         self.records.append({"node": node, "tick": tick, "inputs": snap(inputs), "outputs": snap(outputs)})
+
+    defer = firing
 
 
 def test_logged_values_equal_an_eager_snapshot_and_arrays_are_complete():
@@ -364,6 +369,75 @@ def test_a_list_changed_by_its_node_after_it_emitted_it_is_logged_as_emitted(tmp
     _, written = read_log(log.write_jsonl(tmp_path / "log.jsonl"))
     emitted = [x["outputs"]["history"] for x in written if x["node"] == "history"]
     assert emitted == [[0], [0, 1], [0, 1, 2], [0, 1, 2, 3]]
+
+
+@node_type("test.LogTrailCorridor", registry=REG, inputs={"action": "ActionChunk"},
+           outputs={"position": "Int", "goal": {"type": "Int", "privileged": True}, "mission": "Text",
+                    "trail": "Any"},
+           config_schema={"type": "object", "properties": {"length": {"type": "integer", "default": 5}}})
+class LogTrailCorridor(canvas_corridor.Corridor):
+    """The corridor, also emitting the one list of positions it keeps (appended to at every step)."""
+
+    fresh_outputs = False
+
+    def reset_episode(self, episode, ctx):
+        self.trail = []
+        return super().reset_episode(episode, ctx)
+
+    def _obs(self):
+        self.trail.append(self.pos)
+        return {**super()._obs(), "trail": self.trail}
+
+
+@node_type("test.LogTrailCorridorClaimingFresh", registry=REG, inputs={"action": "ActionChunk"},
+           outputs={"position": "Int", "goal": {"type": "Int", "privileged": True}, "mission": "Text",
+                    "trail": "Any"},
+           config_schema={"type": "object", "properties": {"length": {"type": "integer", "default": 5}}})
+class LogTrailCorridorClaimingFresh(LogTrailCorridor):
+    fresh_outputs = True  # (wrongly: its trail changes after it returned it)
+
+
+@pytest.mark.parametrize("sim_type", ["test.LogTrailCorridor", "test.LogTrailCorridorClaimingFresh"])
+def test_a_simulator_changing_what_it_returned_is_logged_as_it_returned_it_unless_it_claims_fresh_outputs(
+        tmp_path, sim_type):
+    g = corridor_graph()
+    g["nodes"]["sim"]["type"] = sim_type
+    g["nodes"]["policy"] = {"type": "test.Chunker", "config": {"size": 3}}  # three steps a tick
+    g["nodes"]["sink"] = {"type": "test.LogSink", "config": {}}
+    g["edges"][1] = {"from": "policy.actions", "to": "sim.action"}
+    g["edges"].append({"from": "sim.trail", "to": "sink.value"})
+    log = EpisodeLog()
+    with GraphRunner(g, registry=REG) as runner:
+        assert runner.run_episode({"seed": 0}, log)["steps"] == 4
+    _, written = read_log(log.write_jsonl(tmp_path / "log.jsonl"))
+    trails = [x["outputs"]["trail"] for x in written if x["node"] == "sim"]
+    received = [x["inputs"]["value"] for x in written if x["node"] == "sink"]
+    if sim_type == "test.LogTrailCorridor":  # each step's outputs encoded before the next step
+        assert trails == [[0], [0, 1], [0, 1, 2], [0, 1, 2, 3], [0, 1, 2, 3, 4]]
+        assert received == [[0], [0, 1, 2, 3]]
+    else:  # deferred to the next tick's start: the claim is what keeps the log exact
+        assert trails == [[0], [0, 1, 2, 3], [0, 1, 2, 3], [0, 1, 2, 3], [0, 1, 2, 3, 4]]
+
+
+def test_deferred_firings_are_encoded_in_firing_order_by_flush_firing_records_and_write(tmp_path):
+    log = EpisodeLog()
+    plan = ["left"]
+    log.defer("a", "A", 0, {}, {"plan": plan}, 0.0)
+    plan.append("forward")  # before the flush: a deferred value is encoded as it is then
+    log.firing("b", "B", 0, {"plan": plan}, {}, 0.0)  # encoded at once, after the deferred one
+    plan.append("done")
+    assert [(r["node"], r["outputs"].get("plan") or r["inputs"].get("plan")) for r in log.records] == \
+        [("a", ["left", "forward"]), ("b", ["left", "forward"])]
+    log.defer("c", "C", 1, {"plan": plan}, {}, 0.0)
+    assert [r["node"] for r in log.records] == ["a", "b", "c"]  # records flushes
+    log.defer("d", "D", 1, {}, {}, 0.0)
+    _, written = read_log(log.write_jsonl(tmp_path / "log.jsonl"))
+    assert [x["node"] for x in written] == ["a", "b", "c", "d"]
+    assert written[2]["inputs"]["plan"] == ["left", "forward", "done"]
+    quiet = EpisodeLog(enabled=False)
+    quiet.defer("a", "A", 0, {}, {}, 0.0)
+    quiet.flush()
+    assert quiet.records == []
 
 
 def test_non_ascii_text_is_written_as_utf8_and_line_breaking_characters_escaped(tmp_path):

@@ -47,6 +47,8 @@ def _minigrid():
         "episode's noise seed and seed; `feedback.actions` names the action actually executed.",
 )
 class Simulator(SimulatorNode):
+    fresh_outputs = True  # (minigrid encodes a new image per observation; the feedback lists are copies)
+
     def setup(self) -> None:
         self._envs: dict[str, object] = {}
         self.env = None
