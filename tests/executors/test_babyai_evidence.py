@@ -7,11 +7,13 @@ from __future__ import annotations
 import copy
 import json
 
+from log_snapshot_kit import deferred_and_eager
+
 from executors import load_executor
-from harness.canvas.episode_log import EpisodeLog, logged_value
+from harness.canvas.episode_log import EpisodeLog
 from harness.canvas.patch import apply_patch
 from harness.canvas.runtime import GraphRunner
-from harness.evaluation.trace import actions_by_tick, array_of, divergence, read_log, replay_view, ticks
+from harness.evaluation.trace import actions_by_tick, divergence, read_log, replay_view, ticks
 
 EPISODE = {"level": "BabyAI-GoTo-v0", "seed": 1001, "episode_id": "BabyAI-GoTo-v0:1001", "max_steps": 300,
            "wall_seconds": 30.0}
@@ -101,42 +103,9 @@ def test_stochastic_mode_slips_are_seeded_per_noise_seed(seed_graph, tmp_path):
     json.dumps(noisy)  # an episode spec stays plain JSON (it is part of the cache key)
 
 
-class _EagerLog:
-    """Every port value as the log gives it back, taken the moment its node fired."""
-
-    enabled = True
-
-    def __init__(self):
-        self.records, self.episode, self.result, self.ports = [], None, None, None
-
-    def forget(self):
-        pass
-
-    flush = forget
-
-    def defer(self, node, node_type, tick, inputs, outputs, *rest):
-        def snap(ports):
-            return None if ports is None else {k: _plain(logged_value(v)) for k, v in ports.items()}
-
-        self.records.append((node, tick, snap(inputs), snap(outputs)))
-
-
-def _plain(value):
-    if isinstance(value, dict) and "$array" in value:
-        return array_of(value).tolist()
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return [_plain(v) for v in value] if isinstance(value, list) else value
-
-
 def test_the_simulators_claim_of_fresh_outputs_holds_its_deferred_log_equals_an_eager_snapshot(seed_graph):
-    """The simulator declares `fresh_outputs`, so its steps are encoded with the tick's other
-    firings, after later steps: they must not have changed what it returned."""
-    deferred, eager = EpisodeLog(), _EagerLog()
     with GraphRunner(seed_graph) as runner:
         assert runner.nodes["sim"].fresh_outputs
-        runner.run_episode(EPISODE, deferred)
-        runner.run_episode(EPISODE, eager)
-    logged = [(r["node"], r["tick"], _plain(r["inputs"]), _plain(r["outputs"])) for r in deferred.records]
+        logged, eager = deferred_and_eager(runner, EPISODE)
     assert len(logged) > 50 and sum(r[0] == "sim" for r in logged) > 20
-    assert logged == eager.records
+    assert logged == eager

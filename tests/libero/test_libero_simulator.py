@@ -1,11 +1,12 @@
 """The LIBERO simulator node: episodes from the package's registry and initial states,
 the same in a fresh environment as after other episodes, the ground-truth scene, no
-cameras unless asked for, and bad actions refused."""
+cameras unless asked for, bad actions refused, and the claim of fresh outputs."""
 
 from __future__ import annotations
 
 import pytest
 from libero_kit import episode
+from log_snapshot_kit import deferred_and_eager
 
 from executors.libero import envs
 from harness.canvas.episode_log import EpisodeLog
@@ -74,3 +75,15 @@ def test_an_initial_state_the_task_does_not_have_is_refused():
     with GraphRunner(_graph(FORWARD)) as runner:
         result = runner.run_episode(episode("libero_spatial", 1, 50, max_steps=5))
     assert result["termination"] == "node_error" and "has 50 initial states, not 50" in result["error"]
+
+
+def test_the_simulators_claim_of_fresh_outputs_holds_camera_frames_included():
+    """Its steps are encoded after later steps ran: the deferred log must equal an eager snapshot."""
+    graph = _graph(FORWARD, cameras=["agentview"])
+    graph["nodes"]["sim"]["config"]["camera_size"] = 64
+    with GraphRunner(graph) as runner:
+        assert runner.nodes["sim"].fresh_outputs
+        logged, eager = deferred_and_eager(runner, dict(B, max_steps=4))
+    sims = [r for r in logged if r[0] == "sim"]
+    assert len(sims) == 5 and all(r[3]["images"]["agentview"] for r in sims)
+    assert logged == eager

@@ -1,9 +1,10 @@
 """An episode is a function of (candidate, episode) alone: the same in a fresh worker
 process as after other episodes in a long-lived one (paired comparisons, the result
-cache and gained/lost episodes rely on it)."""
+cache and gained/lost episodes rely on it); the simulator's claim of fresh outputs."""
 
 from __future__ import annotations
 
+from log_snapshot_kit import deferred_and_eager
 from manipulation_kit import SEEDS, seed_graph
 
 from executors.manipulation import envs
@@ -31,3 +32,15 @@ def test_an_episode_is_the_same_in_a_new_worker_and_after_other_episodes(monkeyp
     built = envs.make_env("Lift")
     monkeypatch.undo()
     assert (envs.make_env("Lift").sim.model.geom_size == built.sim.model.geom_size).all()
+
+
+def test_the_simulators_claim_of_fresh_outputs_holds_camera_frames_included():
+    """Its steps are encoded after later steps ran: the deferred log must equal an eager snapshot."""
+    graph = seed_graph("voxposer-scripted")
+    graph["nodes"]["sim"]["config"].update(cameras=["agentview"], camera_size=32)
+    with GraphRunner(graph, candidate_dir=SEEDS / "voxposer-scripted") as runner:
+        assert runner.nodes["sim"].fresh_outputs
+        logged, eager = deferred_and_eager(runner, dict(LIFT_104, max_steps=6))
+    sims = [r for r in logged if r[0] == "sim"]
+    assert len(sims) == 7 and all(r[3]["images"]["agentview"] for r in sims)
+    assert logged == eager

@@ -65,6 +65,8 @@ class Simulator(SimulatorNode):
     `cameras` is set, and only then is an offscreen renderer built. Without LIBERO
     installed it raises, naming the install command."""
 
+    fresh_outputs = True  # (new lists of floats and turned copies of the frames each step; workspace: set at reset)
+
     def setup(self) -> None:
         self.env = None
 

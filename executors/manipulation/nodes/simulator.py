@@ -51,6 +51,8 @@ class Simulator(SimulatorNode):
     `objects` and `gripper` are ground truth read from the simulator state; `images`
     exist only when `cameras` is set."""
 
+    fresh_outputs = True  # (new lists of floats, and flipped copies of the frames, each step)
+
     def setup(self) -> None:
         self.env = None
 
