@@ -8,12 +8,14 @@ from harness.evaluation.trace import array_of
 
 
 class EagerLog:
-    """Every port value as the log gives it back, taken the moment its node fired."""
+    """Every port value converted the moment its node fired (by default as the log gives it
+    back, arrays as lists): records (node, tick, inputs, outputs)."""
 
     enabled = True
 
-    def __init__(self):
+    def __init__(self, convert=None):
         self.records, self.episode, self.result, self.ports = [], None, None, None
+        self.convert = convert or (lambda v: plain(logged_value(v)))
 
     def forget(self):
         pass
@@ -22,7 +24,7 @@ class EagerLog:
 
     def defer(self, node, node_type, tick, inputs, outputs, *rest):
         def snap(ports):
-            return None if ports is None else {k: plain(logged_value(v)) for k, v in ports.items()}
+            return None if ports is None else {k: self.convert(v) for k, v in ports.items()}
 
         self.records.append((node, tick, snap(inputs), snap(outputs)))
 

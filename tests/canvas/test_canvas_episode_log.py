@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import canvas_corridor
 from canvas_corridor import REG, corridor_graph
+from log_snapshot_kit import EagerLog
 
 from harness.canvas import EpisodeLog, GraphRunner
 from harness.canvas.episode_log import INLINE_CHARS, SHARED_CHARS, logged_value
@@ -311,35 +312,13 @@ def _painted_graph() -> dict:
     return g
 
 
-class _EagerLog:
-    """Every port value converted by the plain rule the moment its node fires."""
-
-    enabled = True
-
-    def __init__(self):
-        self.records, self.episode, self.result, self.ports = [], None, None, None
-
-    def forget(self):
-        pass
-
-    flush = forget
-
-    def firing(self, node, node_type, tick, inputs, outputs, duration_s, error=None, usage=None, self_fields=None):
-        def snap(ports):
-            return None if ports is None else {k: reference(v) for k, v in ports.items()}
-
-        self.records.append({"node": node, "tick": tick, "inputs": snap(inputs), "outputs": snap(outputs)})
-
-    defer = firing
-
-
 def test_logged_values_equal_an_eager_snapshot_and_arrays_are_complete():
-    fast, eager = EpisodeLog(), _EagerLog()
+    fast, eager = EpisodeLog(), EagerLog(reference)  # (the plain rule: no encoding shared with the log)
     with GraphRunner(_painted_graph(), registry=REG) as runner:
         runner.run_episode({"seed": 0}, fast)
         runner.run_episode({"seed": 0}, eager)
     assert len(fast.records) == len(eager.records) > 10
-    assert [{k: r[k] for k in ("node", "tick", "inputs", "outputs")} for r in fast.records] == eager.records
+    assert [(r["node"], r["tick"], r["inputs"], r["outputs"]) for r in fast.records] == eager.records
     painter = next(r for r in fast.records if r["node"] == "painter" and r["tick"] == 2)
     assert array_of(painter["outputs"]["view"]["image"]).tolist() == [[0, 2, 4], [6, 8, 10]]
     assert painter["outputs"]["pair"] == [2, None] and painter["outputs"]["label"] == "at 2"
