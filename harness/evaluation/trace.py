@@ -156,7 +156,8 @@ class _Capture:
     def forget(self) -> None:
         pass
 
-    def firing(self, node, node_type, tick, inputs, outputs, duration_s, error=None, usage=None, self_fields=None):
+    def defer(self, node, node_type, tick, inputs, outputs, duration_s, error=None, usage=None, self_fields=None):
+        """What the runner calls at each firing: copied here, at once."""
         if tick == 0 and inputs is None:
             self.simulators.add(node)
         elif node in self.simulators and inputs and tick < self.tick:
@@ -164,7 +165,6 @@ class _Capture:
         if tick == self.tick and node not in self.nodes:
             self.nodes[node] = {"type": node_type, "inputs": copy.deepcopy(inputs), "outputs": copy.deepcopy(outputs)}
 
-    defer = firing  # (the runner defers every firing: copied here, at once)
     flush = forget
 
 

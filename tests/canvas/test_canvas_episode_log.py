@@ -350,10 +350,13 @@ def test_a_list_changed_by_its_node_after_it_emitted_it_is_logged_as_emitted(tmp
     assert emitted == [[0], [0, 1], [0, 1, 2], [0, 1, 2, 3]]
 
 
-@node_type("test.LogTrailCorridor", registry=REG, inputs={"action": "ActionChunk"},
-           outputs={"position": "Int", "goal": {"type": "Int", "privileged": True}, "mission": "Text",
-                    "trail": "Any"},
-           config_schema={"type": "object", "properties": {"length": {"type": "integer", "default": 5}}})
+_TRAIL_CORRIDOR = {"inputs": {"action": "ActionChunk"},
+                   "outputs": {"position": "Int", "goal": {"type": "Int", "privileged": True}, "mission": "Text",
+                               "trail": "Any"},
+                   "config_schema": {"type": "object", "properties": {"length": {"type": "integer", "default": 5}}}}
+
+
+@node_type("test.LogTrailCorridor", registry=REG, **_TRAIL_CORRIDOR)
 class LogTrailCorridor(canvas_corridor.Corridor):
     """The corridor, also emitting the one list of positions it keeps (appended to at every step)."""
 
@@ -368,10 +371,7 @@ class LogTrailCorridor(canvas_corridor.Corridor):
         return {**super()._obs(), "trail": self.trail}
 
 
-@node_type("test.LogTrailCorridorClaimingFresh", registry=REG, inputs={"action": "ActionChunk"},
-           outputs={"position": "Int", "goal": {"type": "Int", "privileged": True}, "mission": "Text",
-                    "trail": "Any"},
-           config_schema={"type": "object", "properties": {"length": {"type": "integer", "default": 5}}})
+@node_type("test.LogTrailCorridorClaimingFresh", registry=REG, **_TRAIL_CORRIDOR)
 class LogTrailCorridorClaimingFresh(LogTrailCorridor):
     fresh_outputs = True  # (wrongly: its trail changes after it returned it)
 
