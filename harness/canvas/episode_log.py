@@ -8,7 +8,8 @@ and leaves the encoding to the next `flush` (or `forget`, `records`,
 between two simulator steps; its caller keeps the values unchanged until then.
 The runtime defers every firing and flushes at each tick's start (before any
 agent node fires again), before a node that may write state cells fires,
-before each step of a simulator whose returned values may change
+before a node fires whose last outputs an earlier node of the tick read over a
+delayed edge, before each step of a simulator whose returned values may change
 (`SimulatorNode.fresh_outputs`), and at the episode's end: every value is
 encoded as it was when its node fired. Encoding:
 

@@ -141,6 +141,15 @@ class GraphRunner:
                 deps[dst].add(src)
         order = _topological(agents, deps)
         self.order = order
+        # Nodes whose last outputs a node firing before them reads over a delayed edge: the log
+        # encodes that reader's inputs before such a node fires again (it may change them).
+        position = {nid: i for i, nid in enumerate(order)}
+        read_first = set()
+        for edge in flat.get("edges", []):
+            src, dst = split_endpoint(edge["from"])[0], split_endpoint(edge["to"])[0]
+            if edge.get("delay") and src in position and dst in position and position[dst] < position[src]:
+                read_first.add(src)
+        self._read_before_it_fires = frozenset(read_first)
 
         def wiring(nid):
             nt = self.node_types[nid]
@@ -285,6 +294,8 @@ class GraphRunner:
             if log is not None:
                 if ctx._writes:  # noqa: SLF001 - it may change cells in place, whose live values ports may carry
                     log.forget()
+                elif nid in self._read_before_it_fires:
+                    log.flush()
                 t0 = time.perf_counter()
                 ctx.self_log = ctx.model_usage = None
                 try:

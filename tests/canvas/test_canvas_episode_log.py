@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import canvas_corridor
 from canvas_corridor import REG, corridor_graph
-from log_snapshot_kit import EagerLog
+from log_snapshot_kit import EagerLog, deferred_and_eager
 
 from harness.canvas import EpisodeLog, GraphRunner
 from harness.canvas.episode_log import INLINE_CHARS, SHARED_CHARS, logged_value
@@ -348,6 +348,45 @@ def test_a_list_changed_by_its_node_after_it_emitted_it_is_logged_as_emitted(tmp
     _, written = read_log(log.write_jsonl(tmp_path / "log.jsonl"))
     emitted = [x["outputs"]["history"] for x in written if x["node"] == "history"]
     assert emitted == [[0], [0, 1], [0, 1, 2], [0, 1, 2, 3]]
+
+
+@node_type("test.LogKeeper", registry=REG, inputs={"position": "Int", "after": {"type": "Any", "required": False}},
+           outputs={"counts": "Any", "seen": "Any"})
+class LogKeeper(Node):
+    """Emits the one array and the one dict it keeps, changed in place at every firing."""
+
+    def reset(self, ctx):
+        self.counts, self.seen = np.zeros(4, dtype=np.int16), {"n": 0}
+
+    def step(self, inputs, ctx):
+        self.counts[inputs["position"] % 4] += 1
+        self.seen["n"] += 1
+        return {"counts": self.counts, "seen": self.seen}
+
+
+@node_type("test.LogRecaller", registry=REG, inputs={"counts": {"type": "Any", "required": False},
+                                                     "seen": {"type": "Any", "required": False}},
+           outputs={"cue": "Int"})
+class LogRecaller(Node):
+    def step(self, inputs, ctx):
+        return {"cue": 1}
+
+
+def test_a_value_read_over_a_delayed_edge_before_its_node_changes_it_is_logged_as_read():
+    """The recaller fires first (the keeper needs its cue) and reads what the keeper emitted last
+    tick; the keeper then changes those values in place."""
+    g = corridor_graph()
+    g["nodes"].update({"keeper": {"type": "test.LogKeeper", "config": {}},
+                       "recaller": {"type": "test.LogRecaller", "config": {}}})
+    g["edges"] += [{"from": "sim.position", "to": "keeper.position"}, {"from": "recaller.cue", "to": "keeper.after"},
+                   {"from": "keeper.counts", "to": "recaller.counts", "delay": 1},
+                   {"from": "keeper.seen", "to": "recaller.seen", "delay": 1}]
+    with GraphRunner(g, registry=REG) as runner:
+        assert runner.order.index("recaller") < runner.order.index("keeper")
+        deferred, eager = deferred_and_eager(runner, {"seed": 0})
+    recalled = [inputs for node, _, inputs, _ in deferred if node == "recaller" and inputs]
+    assert [r["seen"] for r in recalled] == [{"n": n} for n in range(1, len(recalled) + 1)]
+    assert deferred == eager
 
 
 _TRAIL_CORRIDOR = {"inputs": {"action": "ActionChunk"},
