@@ -10,12 +10,12 @@ from html import escape
 from harness.errors import UserError
 from harness.report.collect import RunData
 from harness.report.viewer import Side, replay
-from harness.rundir.evidence import Evaluated, _record, locate
+from harness.rundir.evidence import Evaluated, find_episode, locate
 from harness.rundir.layout import RunPaths
 
 
 def side(ev: Evaluated, episode: str) -> Side:
-    record = _record(ev.metrics(), ev.label, episode)
+    record = find_episode(ev.metrics(), ev.label, episode)
     if not record.get("log"):
         raise UserError(f"{ev.label}: episode {record['episode_id']} has no log")
     return Side(ev.label, ev.eval_dir / record["log"], record)

@@ -106,7 +106,8 @@ def episodes_view(paths: RunPaths, ref: str | int, vs: str | int | None = None,
     return dict(view, findings=findings, text=text)
 
 
-def _record(metrics: dict, label: str, episode: str) -> dict:
+def find_episode(metrics: dict, label: str, episode: str) -> dict:
+    """The record of EPISODE (its id, or a prefix only it has) in LABEL's metrics."""
     records = metrics.get("episodes") or []
     exact = [r for r in records if str(r["episode_id"]) == episode]
     if not exact:
@@ -136,7 +137,7 @@ def episode_view(paths: RunPaths, ref: str | int, episode: str, tick: int | None
     from harness.evaluation.trace import actions_by_tick, divergence, replay_view, simulator_nodes, ticks
 
     child = locate(paths, ref)
-    record = _record(child.metrics(), child.label, episode)
+    record = find_episode(child.metrics(), child.label, episode)
     header, firings = _log(child, record)
     every = ticks(firings, tick, header.get("ports"))
     shown = narrow_ticks(every, firings, tick_range, nodes)
@@ -156,7 +157,7 @@ def episode_view(paths: RunPaths, ref: str | int, episode: str, tick: int | None
                                   actions_by_tick(firings), executor)
     if vs is not None:
         base = locate(paths, vs)
-        base_record = _record(base.metrics(), base.label, str(record["episode_id"]))
+        base_record = find_episode(base.metrics(), base.label, str(record["episode_id"]))
         _, base_firings = _log(base, base_record)
         out["vs"] = {"label": base.label, "success": base_record["success"],
                      "divergence": divergence(base_firings, firings)}

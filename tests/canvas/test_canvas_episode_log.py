@@ -537,6 +537,9 @@ def test_large_arrays_changed_in_few_places_are_written_as_changes_and_read_back
     changed = [line for line in arrays if "from" in line]
     assert all(validate_instance("episode_log_line", line) == [] for line in lines)
     assert changed and all(line["shape"] != [2, 2, 3] for line in changed)  # (small arrays always in full)
+    both = dict(changed[0], base64=next(line["base64"] for line in arrays if "base64" in line))
+    assert validate_instance("episode_log_line", both)  # (an array line is in full or changes, not both)
+    assert validate_instance("episode_log_line", {k: v for k, v in changed[0].items() if k != "at"})
     assert {line["from"] for line in changed} < {line["id"] for line in arrays}
     assert sum(1 for line in arrays if line["shape"] == [64, 64, 3] and "base64" in line) == 2  # the first, tick 5
     for record, (g, h, small) in zip(read_log(path)[1], emitted):
