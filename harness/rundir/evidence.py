@@ -254,6 +254,8 @@ def best_view(paths: RunPaths, confidence: float = CONFIDENCE, baseline: bool = 
             return None
         primary = view["metrics"][view["primary_metric"]]
         return {"iteration": other, "verdict": view["verdict"], "delta": primary["delta"],
+                "delta_of": f"iteration {best['iteration']} minus iteration {other} (gained, lost: episodes "
+                            f"iteration {best['iteration']} won, lost against it)",
                 "p_value": primary["p_value"], "ci": [primary["ci_low"], primary["ci_high"]],
                 "gained": len(view["episodes"]["gained"]), "lost": len(view["episodes"]["lost"])}
 

@@ -24,6 +24,9 @@ def test_status_best_carries_the_runner_up_and_the_near_tie(run_dir):
     assert best["runner_up"]["verdict"] == view["runner_up"]["verdict"]
     assert best["near_tie"] is (view["runner_up"]["verdict"] == "indistinguishable")
     assert isinstance(best["runner_up"]["score"], float)
+    up = view["runner_up"]  # (its delta: the best's mean minus the runner-up's, as delta_of says)
+    assert up["delta_of"].startswith(f"iteration {view['iteration']} minus iteration {up['iteration']}")
+    assert abs(up["delta"] - (view["mean"] - best["runner_up"]["score"])) < 1e-9
     summary = CliRunner().invoke(main, ["status", str(run_dir)]).output
     r = best["runner_up"]
     expected = (f"a near-tie with the runner-up, iteration {r['iteration']}" if best["near_tie"]

@@ -31,3 +31,14 @@ def test_status_reports_files_left_uncommitted_after_the_stop(run_dir: Path):
 def test_a_running_run_may_hold_memory_for_its_next_iteration(run_dir: Path):
     (run_dir / "memory" / "notes.md").write_text("for the next proposal\n")
     assert cli("status", str(run_dir))["consistent"] is True
+
+
+def test_status_of_a_run_ended_at_its_cap_says_it_stopped_and_asks_for_nothing_more(run_dir: Path):
+    goal = run_dir / "goal.md"
+    goal.write_text(goal.read_text().replace("max_iterations: 40", "max_iterations: 0", 1))
+    assert "end the loop with `architect end" in cli("status", str(run_dir))["summary"]
+    assert cli("end", str(run_dir))["stopped"]
+    after = cli("status", str(run_dir))
+    assert after["state"]["status"] == "stopped" and after["stop"]["code"] == "max_iterations"
+    assert "architect end" not in after["summary"]
+    assert "stopped: max_iterations: 0 of 0 committed" in after["summary"]
