@@ -184,9 +184,8 @@ def _report(paths: RunPaths) -> dict:
     if cached:
         lines.append(f"cached: {cached} evaluated episodes were served from the result cache (wall times omit them)")
     stop = stopping.due(paths, manifest, rows)
-    if stop is not None:
-        lines.append(f"stopped: {st.get('stop_reason') or stop['reason']}" if st["status"] == "stopped" else
-                     f"stop due: {stop['reason']} — end the loop with `architect end {paths.run_id}`")
+    if stop is not None and st["status"] != "stopped":  # (a stopped run's reason is on its status line)
+        lines.append(f"stop due: {stop['reason']} — end the loop with `architect end {paths.run_id}`")
     if paths.stop_file.exists():
         lines.append("STOP file present: the loop stops after the current iteration")
     return {"spent": used, "stop": stop, "stop_file_text": stopping.stop_file_text(paths) if paths.stop_file.exists() else None,

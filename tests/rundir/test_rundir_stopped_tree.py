@@ -41,4 +41,4 @@ def test_status_of_a_run_ended_at_its_cap_says_it_stopped_and_asks_for_nothing_m
     after = cli("status", str(run_dir))
     assert after["state"]["status"] == "stopped" and after["stop"]["code"] == "max_iterations"
     assert "architect end" not in after["summary"]
-    assert "stopped: max_iterations: 0 of 0 committed" in after["summary"]
+    assert "status: stopped (last stop: max_iterations: 0 of 0 committed" in after["summary"]
