@@ -132,24 +132,24 @@ class GraphRunner:
 
         incoming: dict[str, dict[str, list]] = {nid: {} for nid in self.node_ids}
         deps: dict[str, set] = {nid: set() for nid in agents}
+        delayed_reads = []  # (source, reader) of the delayed edges between agent nodes
         for edge in flat.get("edges", []):
             src, sport = split_endpoint(edge["from"])
             dst, dport = split_endpoint(edge["to"])
             delayed = bool(edge.get("delay"))
             incoming[dst].setdefault(dport, []).append((index[src], sport, delayed))
-            if dst != sim_id and src != sim_id and not delayed:
+            if dst == sim_id or src == sim_id:
+                continue
+            if delayed:
+                delayed_reads.append((src, dst))
+            else:
                 deps[dst].add(src)
         order = _topological(agents, deps)
         self.order = order
         # Nodes whose last outputs a node firing before them reads over a delayed edge: the log
         # encodes that reader's inputs before such a node fires again (it may change them).
         position = {nid: i for i, nid in enumerate(order)}
-        read_first = set()
-        for edge in flat.get("edges", []):
-            src, dst = split_endpoint(edge["from"])[0], split_endpoint(edge["to"])[0]
-            if edge.get("delay") and src in position and dst in position and position[dst] < position[src]:
-                read_first.add(src)
-        self._read_before_it_fires = frozenset(read_first)
+        self._read_before_it_fires = frozenset(src for src, dst in delayed_reads if position[dst] < position[src])
 
         def wiring(nid):
             nt = self.node_types[nid]
