@@ -5,11 +5,12 @@
 1. The search tier (first N episodes, default all 100) of seeds/babyai with 1
    and with 2 worker processes, runs alternating (cache off, per-episode logs
    on, as in a real evaluation): each side's best wall time and the speed-up
-   (target >= 1.9x on 2 cores), the best 2-worker run's makespan against its lower bound (metrics.json `schedule`),
-   and what a later command of a run pays for its forkserver (the run's warm
-   one, started by its first command: harness.evaluation.warm; timed in fresh
-   processes) against the run-to-run spread of the 2-worker search tier
-   (repeated in this process): whether it stands out of the tier's own noise.
+   (target >= 1.9x on 2 cores), the best 2-worker run's makespan against its
+   lower bound (metrics.json `schedule`), and what a later command of a run
+   pays for its forkserver (the run's warm one, started by its first command:
+   harness.evaluation.warm; timed in fresh processes) against the run-to-run
+   spread of the 2-worker search tier (repeated in this process): whether it
+   stands out of the tier's own noise.
    The cold forkserver start (a run's first command, an `experiment run`) is
    printed beside it.
 2. The same agent run three ways in this process on the same episodes: the
