@@ -34,7 +34,7 @@ def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episode
     holdout = holdout_tier(run)
     holdout_specs = tier_episodes(executor, holdout, holdout_episodes)
     draws = reruns if episodes == "fresh" else max(2, reruns)
-    draws_max = draws + reruns if episodes == "auto" else draws
+    draws_max = 2 + reruns if episodes == "auto" else draws  # auto: the two-rerun probe, then `reruns` fresh
     workers = max(1, os.cpu_count() or 1)
     per_candidate, measured = {}, {}
     for label, iteration in (("baseline", 0), ("best", best)):

@@ -126,22 +126,29 @@ def measured_time(candidate_dir: Path, tiers: tuple[str, ...], episodes: int, wo
 
 def certification_plan(executor, *, rerun_tier: str, rerun_cap: int | None, holdout_tier: str | None,
                        measured: dict | None, workers: int, reruns: int = 3) -> dict:
-    """Episodes `certify` runs by default: iteration 0 and the best, `reruns` times on the rerun tier
-    (the performance tier's episode cap applies), then both on the whole sealed holdout; with a
-    measured episode time, the estimate it gives."""
+    """Episodes `certify` runs by default (`--episodes auto`): iteration 0 and the best, `reruns` times
+    on the rerun tier (the performance tier's episode cap applies; when the first two reruns show both
+    agents deterministic, `reruns` more on fresh episodes instead: `episodes_max`), then both on the
+    whole sealed holdout; with a measured episode time, the estimate it gives."""
     rerun = len(executor.episodes(rerun_tier))
     rerun = min(rerun, rerun_cap) if rerun_cap else rerun
     holdout = len(executor.episodes(holdout_tier)) if holdout_tier else 0
     from harness.evaluation.evaluator import fresh_unavailable
 
-    episodes = 2 * reruns * rerun + 2 * holdout
+    episodes = 2 * max(2, reruns) * rerun + 2 * holdout  # the two-rerun probe, then the rest on the tier
     no_fresh = fresh_unavailable(executor, rerun_tier, rerun_cap)
-    deterministic = ("a deterministic agent's reruns draw fresh episodes of the same count" if no_fresh is None else
-                     f"tier {rerun_tier!r} has no fresh episodes ({no_fresh}): a deterministic agent (two identical "
-                     f"probe reruns) stops after those two, {2 * 2 * rerun + 2 * holdout} episodes in all")
+    if no_fresh is None:
+        most = 2 * (2 + reruns) * rerun + 2 * holdout
+        deterministic = (f"a deterministic agent (two identical probe reruns) then reruns {reruns} times on fresh "
+                         f"episodes, {most} episodes in all")
+    else:
+        most = max(episodes, 2 * 2 * rerun + 2 * holdout)
+        deterministic = (f"tier {rerun_tier!r} has no fresh episodes ({no_fresh}): a deterministic agent (two "
+                         f"identical probe reruns) stops after those two, {2 * 2 * rerun + 2 * holdout} episodes in all")
     plan = {"reruns": reruns, "rerun_tier": rerun_tier, "rerun_episodes": rerun, "holdout_tier": holdout_tier,
-            "holdout_episodes": holdout, "episodes": episodes,
-            "note": f"{deterministic}; --reruns and --holdout-episodes make it smaller"}
+            "holdout_episodes": holdout, "episodes": episodes, "episodes_max": most,
+            "note": f"episodes: agents that are not deterministic; {deterministic}; --reruns and "
+                    "--holdout-episodes make it smaller"}
     if measured:
         plan["wall_seconds_estimate"] = round(measured["seconds_per_episode"] * episodes / max(1, workers), 1)
     return plan

@@ -27,6 +27,8 @@ def test_dry_run_counts_what_certify_would_run(run_dir):
     assert plan["wall_seconds_max"] > 0
     auto = cli("certify", str(run_dir), "--dry-run", "--reruns", "2")
     assert (auto["reruns"]["draws"], auto["reruns"]["draws_max"]) == (2, 4)  # fresh reruns after two identical
+    default = cli("certify", str(run_dir), "--dry-run")  # 3 reruns: the probe's two on the tier, then 3 fresh
+    assert (default["reruns"]["draws"], default["reruns"]["draws_max"]) == (3, 5)
     assert git(run_dir, "rev-parse", "HEAD") == head and not (run_dir / "certification.json").exists()
 
 

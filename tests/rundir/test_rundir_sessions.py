@@ -80,6 +80,7 @@ def test_dry_run_estimates_time_from_the_cached_episode_times_and_counts_certifi
     certification = before["certification"]
     assert certification["rerun_episodes"] == 3 and certification["holdout_tier"] == "holdout"
     assert certification["episodes"] == 2 * 3 * 3 + 2 * certification["holdout_episodes"]
+    assert certification["episodes_max"] == 2 * (2 + 3) * 3 + 2 * certification["holdout_episodes"]
     made = cli("init", "random", "babyai", "--run-id", "m", *SMALL, "--runs-dir", runs)
     metrics = json.loads((Path(made["run"]) / "iterations/0/eval/metrics.json").read_text())
     after = cli("init", "random", "babyai", "--dry-run", *SMALL, "--runs-dir", runs)
