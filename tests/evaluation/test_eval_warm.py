@@ -43,8 +43,12 @@ def private(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     monkeypatch.setenv("ARCHITECT_WARM_FORKSERVER", "1")
     monkeypatch.setenv("ARCHITECT_WARM_FORKSERVER_IDLE_SECONDS", "60")
+    # An `architect loop` run in this process by an earlier test marks it as keeping its forkserver
+    # private (set here, not by monkeypatch: a test below undoes its monkeypatches midway).
+    kept, warm._private = warm._private, False
     folder = runtime / f"architect-{os.getuid()}"
     yield folder, scope
+    warm._private = kept
     for record in folder.glob("*.json"):
         pid = json.loads(record.read_text())["pid"]
         _stop(pid)
