@@ -93,7 +93,8 @@ def _left_uncommitted(paths: RunPaths, st: dict) -> list[str]:
 
 def _with_runner_up(paths: RunPaths, best: dict | None, rows: list[dict]) -> dict | None:
     """state.best with the paired verdict against the runner-up by the same rule
-    (`runner_up`: iteration, score, verdict; `near_tie`: indistinguishable from it)."""
+    (`runner_up`: iteration, score, verdict — the best's against it, as `verdict_of` says;
+    `near_tie`: indistinguishable from it)."""
     if best is None:
         return None
     view = _runner_up_view(paths)
@@ -103,7 +104,8 @@ def _with_runner_up(paths: RunPaths, best: dict | None, rows: list[dict]) -> dic
     score = next(((r.get("primary") or {}).get("mean") for r in ledger.committed(rows)
                   if r["iteration"] == runner["iteration"]), None)
     return dict(best, near_tie=view["near_tie"],
-                runner_up={"iteration": runner["iteration"], "score": score, "verdict": runner["verdict"]})
+                runner_up={"iteration": runner["iteration"], "score": score, "verdict": runner["verdict"],
+                           "verdict_of": f"iteration {best['iteration']} against iteration {runner['iteration']}"})
 
 
 def _runner_up_view(paths: RunPaths) -> dict | None:

@@ -22,6 +22,8 @@ def test_status_best_carries_the_runner_up_and_the_near_tie(run_dir):
     assert best["iteration"] == view["iteration"]
     assert best["runner_up"]["iteration"] == view["runner_up"]["iteration"] != best["iteration"]
     assert best["runner_up"]["verdict"] == view["runner_up"]["verdict"]
+    runner = best["runner_up"]["iteration"]
+    assert best["runner_up"]["verdict_of"] == f"iteration {best['iteration']} against iteration {runner}"
     assert best["near_tie"] is (view["runner_up"]["verdict"] == "indistinguishable")
     assert isinstance(best["runner_up"]["score"], float)
     up = view["runner_up"]  # (its delta: the best's mean minus the runner-up's, as delta_of says)
