@@ -142,7 +142,7 @@ def certification_plan(executor, *, rerun_tier: str, rerun_cap: int | None, hold
         deterministic = (f"a deterministic agent (two identical probe reruns) then reruns {reruns} times on fresh "
                          f"episodes, {most} episodes in all")
     else:
-        most = max(episodes, 2 * 2 * rerun + 2 * holdout)
+        most = episodes  # (at least the probe's)
         deterministic = (f"tier {rerun_tier!r} has no fresh episodes ({no_fresh}): a deterministic agent (two "
                          f"identical probe reruns) stops after those two, {2 * 2 * rerun + 2 * holdout} episodes in all")
     plan = {"reruns": reruns, "rerun_tier": rerun_tier, "rerun_episodes": rerun, "holdout_tier": holdout_tier,
