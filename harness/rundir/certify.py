@@ -62,6 +62,13 @@ def holdout_tier(run: Run) -> str:
 EPISODE_MODES = ("auto", "tier", "fresh")
 
 
+def rerun_draws(reruns: int, mode: str) -> tuple[int, int]:
+    """(draws, most draws) of each candidate's reruns (see `_reruns`): `draws` when the agents are
+    not deterministic; with `auto`, deterministic agents add `reruns` on fresh episodes to the probe's two."""
+    draws = reruns if mode == "fresh" else max(2, reruns)
+    return draws, (2 + reruns if mode == "auto" else draws)
+
+
 def _draw(run: Run, iteration: int, k: int, fresh: bool, progress: bool, of: int) -> tuple[float, list]:
     """Rerun k (of `of`) of an iteration, uncached: (primary mean, per-episode successes)."""
     from harness.evaluation import evaluate

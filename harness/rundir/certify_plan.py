@@ -21,7 +21,7 @@ from harness.rundir.run import Run
 
 def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episodes: str) -> dict:
     from harness.executor_api import load_executor
-    from harness.rundir.certify import holdout_tier
+    from harness.rundir.certify import holdout_tier, rerun_draws
     from harness.rundir.plan import budget_bounds, measured_time, tier_episodes
 
     best_row = ledger.best_row(ledger.read_rows(run.paths.ledger))
@@ -33,8 +33,7 @@ def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episode
     rerun_specs = tier_episodes(executor, rerun_tier, cap)
     holdout = holdout_tier(run)
     holdout_specs = tier_episodes(executor, holdout, holdout_episodes)
-    draws = reruns if episodes == "fresh" else max(2, reruns)
-    draws_max = 2 + reruns if episodes == "auto" else draws  # auto: the two-rerun probe, then `reruns` fresh
+    draws, draws_max = rerun_draws(reruns, episodes)
     workers = max(1, os.cpu_count() or 1)
     per_candidate, measured = {}, {}
     for label, iteration in (("baseline", 0), ("best", best)):

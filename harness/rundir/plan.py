@@ -134,11 +134,13 @@ def certification_plan(executor, *, rerun_tier: str, rerun_cap: int | None, hold
     rerun = min(rerun, rerun_cap) if rerun_cap else rerun
     holdout = len(executor.episodes(holdout_tier)) if holdout_tier else 0
     from harness.evaluation.evaluator import fresh_unavailable
+    from harness.rundir.certify import rerun_draws
 
-    episodes = 2 * max(2, reruns) * rerun + 2 * holdout  # the two-rerun probe, then the rest on the tier
+    draws, draws_max = rerun_draws(reruns, "auto")
+    episodes = 2 * draws * rerun + 2 * holdout
     no_fresh = fresh_unavailable(executor, rerun_tier, rerun_cap)
     if no_fresh is None:
-        most = 2 * (2 + reruns) * rerun + 2 * holdout
+        most = 2 * draws_max * rerun + 2 * holdout
         deterministic = (f"a deterministic agent (two identical probe reruns) then reruns {reruns} times on fresh "
                          f"episodes, {most} episodes in all")
     else:
