@@ -54,6 +54,7 @@ def bench_workers(n_episodes: int | None, pairs: int, runs_2: int) -> dict:
     out = {"forkserver": start_forkserver("babyai"), "walls_1": [], "walls_2": [],
            "run_commands": run_commands_forkserver("babyai")}
     order = [1, 2] * pairs + [2] * max(0, runs_2 - pairs)
+    results = []  # each run's per-episode results
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["ARCHITECT_CACHE_DIR"] = str(Path(tmp) / "cache")
         for run, workers in enumerate(order):
@@ -62,14 +63,13 @@ def bench_workers(n_episodes: int | None, pairs: int, runs_2: int) -> dict:
                          use_cache=False, progress=False)
             wall = time.perf_counter() - t0
             out[f"walls_{workers}"].append(wall)
-            results = [(r["episode_id"], r["success"], r["steps"]) for r in m["episodes"]]
-            out["identical"] = out.get("identical", True) and results == out.get("results", results)
-            out["results"] = results
+            results.append([(r["episode_id"], r["success"], r["steps"]) for r in m["episodes"]])
             if workers in out and out[workers]["wall"] <= wall:
                 continue
             out[workers] = {"wall": wall, "sr": m["primary"]["mean"], "n": m["n"], "schedule": m["schedule"],
                             "episode_sum": sum(r["wall_seconds"] for r in m["episodes"]),
                             "load": os.getloadavg()[0]}
+    out["identical"] = all(r == results[0] for r in results)
     return out
 
 
