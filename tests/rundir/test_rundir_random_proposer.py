@@ -10,7 +10,7 @@ from harness.canvas.patch import apply_patch
 from harness.canvas.registry import for_graph
 from harness.canvas.validate import validate_graph
 from harness.rundir.proposal import AXES
-from harness.variants.random_proposer.proposer import RandomProposer
+from harness.variants.random_proposer.proposer import RandomProposer, axis_for
 
 SEED_GRAPH = json.loads((Path(__file__).resolve().parents[2] / "seeds" / "babyai" / "graph.json").read_text())
 
@@ -27,6 +27,13 @@ def test_every_proposal_is_statically_valid_and_reproducible():
         assert first.axes and set(first.axes) <= set(AXES)
         moves.add(first.move)
     assert len(moves) >= 3, moves  # several kinds of edit, not one
+
+
+def test_a_role_is_labelled_by_its_own_axis_before_any_it_contains():
+    # "replanning" (how much of a chunk to commit to) contains "plan"
+    assert axis_for("replanning") == "control/action gating"
+    assert axis_for("planner") == axis_for("planning") == "planning"
+    assert axis_for("Perception") == "observation" and axis_for(None) == "topology"
 
 
 def test_different_seeds_explore_differently_and_seen_graphs_are_not_proposed_again():

@@ -40,7 +40,7 @@ ROLE_AXES = {
     "executor": "control/action gating", "control": "control/action gating", "action": "control/action gating",
     "policy": "control/action gating", "gating": "control/action gating",
     "stop": "stopping", "explor": "exploration", "prompt": "prompt", "model": "model configuration",
-    "routing": "topology",
+    "routing": "topology", "replanning": "control/action gating",
 }
 
 
@@ -56,7 +56,11 @@ class Proposal:
 
 
 def axis_for(role: str | None) -> str:
+    """The axis of a node's role: its own entry, else that of the first key the role
+    contains ("planner" is planning), else topology."""
     role = (role or "").lower()
+    if role in ROLE_AXES:  # ("replanning" holds "plan" but commits a chunk: control)
+        return ROLE_AXES[role]
     for key, axis in ROLE_AXES.items():
         if key in role:
             return axis
