@@ -212,7 +212,8 @@ def rows(full: bool) -> list[dict]:
     out.append({"metric": "worker start-up vs 5 smoke episodes (start-up / episodes' time), a later worker",
                 "value": later["to_first_tick"] / (5 * episode_s), "unit": "x", "target": 1.0,
                 "note": f"one smoke episode: {episode_s:.3f} s (mean, warm, one process, median of 3 passes); the "
-                        f"later workers: " + ", ".join(f"{w['to_first_tick']:.3f}" for w in laters) + " s; the first worker of a "
+                        "later workers: " + ", ".join(f"{w['to_first_tick']:.3f}" for w in laters)
+                        + " s; the first worker of a "
                         f"process: {first['to_first_tick'] / (5 * episode_s):.1f}x"})
     return out
 
