@@ -60,13 +60,14 @@ def holdout_tier(run: Run) -> str:
 
 
 EPISODE_MODES = ("auto", "tier", "fresh")
+PROBE_DRAWS = 2  # `auto`'s first reruns, on the tier's episodes: whether both agents repeat themselves
 
 
 def rerun_draws(reruns: int, mode: str) -> tuple[int, int]:
     """(draws, most draws) of each candidate's reruns (see `_reruns`): `draws` when the agents are
     not deterministic; with `auto`, deterministic agents add `reruns` on fresh episodes to the probe's two."""
-    draws = reruns if mode == "fresh" else max(2, reruns)
-    return draws, (2 + reruns if mode == "auto" else draws)
+    draws = reruns if mode == "fresh" else max(PROBE_DRAWS, reruns)
+    return draws, (PROBE_DRAWS + reruns if mode == "auto" else draws)
 
 
 def _draw(run: Run, iteration: int, k: int, fresh: bool, progress: bool, of: int) -> tuple[float, list]:
@@ -115,7 +116,7 @@ def _reruns(run: Run, best: int, reruns: int, mode: str,
     those episodes, `reruns` times."""
     iterations = (0,) if best == 0 else (0, best)
     fresh = mode == "fresh"
-    first = reruns if fresh else (2 if mode == "auto" else max(2, reruns))  # auto: the two-rerun probe
+    first = reruns if fresh else (PROBE_DRAWS if mode == "auto" else max(PROBE_DRAWS, reruns))
     draws = {it: [_draw(run, it, k, fresh, progress, first) for k in range(1, first + 1)] for it in iterations}
     deterministic = None if fresh else all(d[0][1] == d[1][1] for d in draws.values())
     no_fresh = None

@@ -134,7 +134,7 @@ def certification_plan(executor, *, rerun_tier: str, rerun_cap: int | None, hold
     rerun = min(rerun, rerun_cap) if rerun_cap else rerun
     holdout = len(executor.episodes(holdout_tier)) if holdout_tier else 0
     from harness.evaluation.evaluator import fresh_unavailable
-    from harness.rundir.certify import rerun_draws
+    from harness.rundir.certify import PROBE_DRAWS, rerun_draws
 
     draws, draws_max = rerun_draws(reruns, "auto")
     episodes = 2 * draws * rerun + 2 * holdout
@@ -145,8 +145,9 @@ def certification_plan(executor, *, rerun_tier: str, rerun_cap: int | None, hold
                          f"episodes, {most} episodes in all")
     else:
         most = episodes  # (at least the probe's)
+        probe = 2 * PROBE_DRAWS * rerun + 2 * holdout
         deterministic = (f"tier {rerun_tier!r} has no fresh episodes ({no_fresh}): a deterministic agent (two "
-                         f"identical probe reruns) stops after those two, {2 * 2 * rerun + 2 * holdout} episodes in all")
+                         f"identical probe reruns) stops after those two, {probe} episodes in all")
     plan = {"reruns": reruns, "rerun_tier": rerun_tier, "rerun_episodes": rerun, "holdout_tier": holdout_tier,
             "holdout_episodes": holdout, "episodes": episodes, "episodes_max": most,
             "note": f"episodes: agents that are not deterministic; {deterministic}; --reruns and "
