@@ -21,16 +21,22 @@ def end_cmd(run, reason, runs_dir, as_json):
 
     Without --reason and with no stop condition holding, nothing changes
     (`stopped: false`). A STOP file is consumed (a later resume continues)."""
+    from harness.rundir import ledger
     from harness.rundir.layout import resolve_run
     from harness.rundir.lock import run_lock
     from harness.rundir.records import read_manifest
+    from harness.rundir.status import best_with_runner_up, runner_up_text
     from harness.rundir.stopping import end
 
     paths = resolve_run(run, runs_dir)
     with run_lock(paths.lock):
         result = end(paths, read_manifest(paths), reason=reason)
-    emit(dict(result, ok=True, run=str(paths.root)), as_json,
-         human=f"stopped: {result['stop_reason']}" if result["stopped"] else result["message"])
+        best = result["state"]["best"] = best_with_runner_up(paths, result["state"]["best"],
+                                                             ledger.read_rows(paths.ledger))  # as the status shows it
+    human = f"stopped: {result['stop_reason']}" if result["stopped"] else result["message"]
+    if best:
+        human += f"\nbest: iteration {best['iteration']} score {best['score']}" + runner_up_text(best)
+    emit(dict(result, ok=True, run=str(paths.root)), as_json, human=human)
 
 
 @click.command("drive")

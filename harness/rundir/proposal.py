@@ -28,7 +28,10 @@ def problems(path: Path) -> list[dict]:
     try:
         meta, _ = split(read_text(path, "proposal"))
     except UserError as exc:
-        return [{"code": "proposal", "path": "proposal.md", "message": exc.message, "hint": None}]
+        yaml_syntax = "not valid YAML" in exc.message
+        return [{"code": "proposal", "path": "proposal.md", "message": exc.message,
+                 "hint": 'put a value holding ": " or " #" in double quotes (description: "...")' if yaml_syntax
+                 else None}]
     if meta is None:
         return [{"code": "proposal", "path": "proposal.md", "message": "proposal.md has no YAML front matter", "hint": "start it with ---, description, axes, parent, ---"}]
     return [

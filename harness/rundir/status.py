@@ -91,7 +91,7 @@ def _left_uncommitted(paths: RunPaths, st: dict) -> list[str]:
             + f"; commit them with `architect end {paths.run_id} --reason \"...\"`"]
 
 
-def _with_runner_up(paths: RunPaths, best: dict | None, rows: list[dict]) -> dict | None:
+def best_with_runner_up(paths: RunPaths, best: dict | None, rows: list[dict]) -> dict | None:
     """state.best with the paired verdict against the runner-up by the same rule
     (`runner_up`: iteration, score, verdict — the best's against it, as `verdict_of` says;
     `near_tie`: indistinguishable from it)."""
@@ -134,7 +134,7 @@ def _runner_up_view(paths: RunPaths) -> dict | None:
     return view
 
 
-def _runner_up_text(best: dict) -> str:
+def runner_up_text(best: dict) -> str:
     r = best.get("runner_up")
     if r is None:
         return ""
@@ -151,7 +151,7 @@ def _report(paths: RunPaths) -> dict:
     committed = [r["iteration"] for r in ledger.committed(rows)]
     staged = sorted(p.name for p in paths.staging.iterdir() if not p.name.startswith(".")) if paths.staging.exists() else []
     share = ledger.axis_share(rows)
-    best = st["best"] = _with_runner_up(paths, st["best"], rows)
+    best = st["best"] = best_with_runner_up(paths, st["best"], rows)
     cap = goal.iteration_cap(paths, manifest)
     profiles = manifest["profiles"]
     seed = manifest.get("seed_candidate") or manifest["executor"]
@@ -171,7 +171,7 @@ def _report(paths: RunPaths) -> dict:
         (f"best: iteration {best['iteration']} score {best['score']}"
          + (f" ({best['vs_parent']} than its parent)" if best.get("vs_parent") in ("better", "worse") else
             " (indistinguishable from its parent: best by the mean, which AFlow's accept rule, 'better' only, "
-            "does not count as accepted)" if best.get("vs_parent") else "") + _runner_up_text(best))
+            "does not count as accepted)" if best.get("vs_parent") else "") + runner_up_text(best))
         if best else "best: -",
         "staged: " + (", ".join(staged) if staged else "nothing"),
         "consistent: yes" if not problems else "consistent: NO — " + "; ".join(problems),

@@ -1,8 +1,10 @@
 """`status` reports the best's paired verdict against the runner-up (loop.md:
 a best indistinguishable from the runner-up is a near-tie), in `state.best`
-and in the human summary."""
+and in the human summary; `end` prints the best the same way."""
 
 from __future__ import annotations
+
+import json
 
 from click.testing import CliRunner
 
@@ -34,3 +36,5 @@ def test_status_best_carries_the_runner_up_and_the_near_tie(run_dir):
     expected = (f"a near-tie with the runner-up, iteration {r['iteration']}" if best["near_tie"]
                 else f"{r['verdict']} than the runner-up, iteration {r['iteration']}")
     assert expected in summary
+    ended = CliRunner().invoke(main, ["end", str(run_dir), "--reason", "operator: the test is done", "--json"])
+    assert json.loads(ended.output)["state"]["best"] == best  # `end` shows the best as the status does

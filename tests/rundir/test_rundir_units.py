@@ -90,6 +90,13 @@ def test_proposal_front_matter_round_trip_and_problems(tmp_path):
     assert problems and problems[0]["path"] == "proposal.md" and "axes" in problems[0]["message"]
     path.write_text("no front matter")
     assert "no YAML front matter" in proposal.problems(path)[0]["message"]
+    path.write_text("---\ndescription: swap the explorer: frontiers\naxes: [exploration]\nparent: 0\n---\n")
+    (yaml_problem,) = proposal.problems(path)  # an unquoted ": " in a value: the hint says how to write it
+    assert "proposal.md:2:" in yaml_problem["message"] and "double quotes" in yaml_problem["hint"]
+    path.write_text('---\ndescription: "swap the explorer: frontiers"\naxes: [exploration]\nparent: 0\n---\n')
+    assert proposal.problems(path) == []
+    path.write_text("---\ndescription: x\n")
+    assert proposal.problems(path)[0]["hint"] is None  # never closed: not a quoting matter
 
 
 def test_second_process_gets_run_busy_with_the_holder_pid(tmp_path):

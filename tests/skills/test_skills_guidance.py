@@ -77,7 +77,7 @@ def test_loop_set_up_says_what_to_do_with_the_permission_rules_status_names():
 
 
 REFRESH = ("Refresh the understanding notes every iteration: follow `.claude/commands/architect/understand.md` "
-           "for RUN, reading the latest committed iterations' metrics and logs as well as iteration 0's")
+           "for RUN: its step 7 for each iteration committed since the last refresh, then its step 6")
 
 
 def test_loop_refreshes_the_understanding_each_iteration_as_iterate_does():
@@ -89,6 +89,8 @@ def test_loop_refreshes_the_understanding_each_iteration_as_iterate_does():
     iterate = " ".join(split(ARCHITECT / "iterate.md")[1].split())
     assert "steps 2 to 5 of section 2 of `.claude/commands/architect/loop.md`" in iterate
     assert "understanding refresh" in iterate
+    understand = split(ARCHITECT / "understand.md")[1]  # the steps named: 6 writes the notes, 7 refreshes them
+    assert "\n6. Write `RUN_DIR/understanding.md`" in understand and "\n7. When refreshing it after iteration N" in understand
 
 
 def test_loop_says_what_an_unattended_agent_does_about_permissions():

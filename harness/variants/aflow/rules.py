@@ -110,7 +110,8 @@ def render_experience(table: dict[str, dict[str, Any]], parent: int, best: int |
         f"# Experience of parent iteration {parent}"
         + (f" (score {score:.1f}%)" if score is not None else ""),
         "",
-        "Do not repeat any modification below; build on accepted ones with something new.",
+        "Do not repeat a modification below as it was. An accepted one worked from this parent; to build on it, "
+        "make its edit again together with something new (this parent does not hold it).",
         "",
         "## Accepted (the paired test calls it better than the parent)",
     ]
