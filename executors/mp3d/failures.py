@@ -3,8 +3,10 @@
 
 Of a failed episode: `never_stopped` when it ended without the agent's stop;
 `passed_goal_stopped_elsewhere` when its path came within the success radius
-of the goal (oracle success) but it stopped outside it; otherwise
-`stopped_early` when it travelled less than the reference path's length, and
+of the goal (oracle success) but it stopped outside it; otherwise, when it
+travelled less than the reference path's length, `stopped_early` if the goal is
+no farther than the length it had left (plus the success radius: short of the
+goal, as on the way there) and `stopped_off_route` if it is (it went elsewhere);
 `stopped_past_goal` when it travelled at least that far without coming within
 the radius."""
 
@@ -27,7 +29,11 @@ def failure_kind(record: dict) -> dict:
         closest = f"came within {m['oracle_error']:.1f} m" if isinstance(m.get("oracle_error"), (int, float)) else \
             f"came within {ERROR_MARGIN:g} m"
         return {"kind": "passed_goal_stopped_elsewhere", "detail": f"{closest} of the goal, {where}"}
-    if m["trajectory_length"] < m["reference_length"]:
-        return {"kind": "stopped_early", "detail": f"{travelled}, {where}"}
+    left = m["reference_length"] - m["trajectory_length"]
+    if left > 0:
+        if m["nav_error"] <= left + ERROR_MARGIN:
+            return {"kind": "stopped_early", "detail": f"{travelled}, {where}"}
+        return {"kind": "stopped_off_route",
+                "detail": f"{travelled}, {where}: farther than the {left:.1f} m left of the reference length"}
     return {"kind": "stopped_past_goal",
             "detail": f"{travelled}, never within {ERROR_MARGIN:g} m of the goal, {where}"}

@@ -70,16 +70,18 @@ def rerun_draws(reruns: int, mode: str) -> tuple[int, int]:
     return draws, (PROBE_DRAWS + reruns if mode == "auto" else draws)
 
 
-def _draw(run: Run, iteration: int, k: int, fresh: bool, progress: bool, of: int) -> tuple[float, list]:
-    """Rerun k (of `of`) of an iteration, uncached: (primary mean, per-episode successes)."""
+def _draw(run: Run, iteration: int, k: int, fresh: bool, progress: bool, of: int,
+          probe: bool = False) -> tuple[float, list]:
+    """Rerun k (of `of`) of an iteration, uncached: (primary mean, per-episode successes); `probe`:
+    one of `auto`'s first reruns, which tell whether the agents repeat themselves."""
     from harness.evaluation import evaluate
 
     tier, episodes = run.tier("rerun")
     metrics = evaluate(run.paths.iteration(iteration) / "candidate", tier, episodes=episodes, use_cache=False,
                        progress=progress, workers=_workers(episodes), noise_seed=k,
                        reseed=k * FRESH_SEED_STRIDE if fresh else 0, tiers=run.manifest.get("tiers"),
-                       label=f"certify: rerun {k}/{of} of iteration {iteration}{' (fresh episodes)' if fresh else ''}"
-                             f" · {tier}",
+                       label=(f"certify: determinism probe {k}/{of}" if probe else f"certify: rerun {k}/{of}")
+                             + f" of iteration {iteration}{' (fresh episodes)' if fresh else ''} · {tier}",
                        **run.backend())
     if not metrics["complete"]:
         raise UserError(f"certification: rerun {k} of iteration {iteration} is incomplete "
@@ -91,6 +93,14 @@ def _summary(iteration: int, draws: list[tuple[float, list]]) -> dict:
     means = [m for m, _ in draws]
     return {"iteration": iteration, "draws": means, "mean": statistics.fmean(means),
             "sd": statistics.stdev(means) if len(means) > 1 else 0.0}
+
+
+def _rerun_episodes(run: Run, tier: str, cap: int | None) -> int:
+    """How many episodes each rerun evaluates: the tier's, or the run's cap of them (as the dry run counts)."""
+    from harness.executor_api import load_executor
+    from harness.rundir.plan import tier_episodes
+
+    return len(tier_episodes(load_executor(run.manifest["executor"]).with_tiers(run.manifest.get("tiers")), tier, cap))
 
 
 def _no_fresh(run: Run, reruns: int) -> str | None:
@@ -117,7 +127,8 @@ def _reruns(run: Run, best: int, reruns: int, mode: str,
     iterations = (0,) if best == 0 else (0, best)
     fresh = mode == "fresh"
     first = reruns if fresh else (PROBE_DRAWS if mode == "auto" else max(PROBE_DRAWS, reruns))
-    draws = {it: [_draw(run, it, k, fresh, progress, first) for k in range(1, first + 1)] for it in iterations}
+    probe = mode == "auto"
+    draws = {it: [_draw(run, it, k, fresh, progress, first, probe) for k in range(1, first + 1)] for it in iterations}
     deterministic = None if fresh else all(d[0][1] == d[1][1] for d in draws.values())
     no_fresh = None
     if mode == "auto" and deterministic:
@@ -212,7 +223,8 @@ def certify(run: Run, *, reruns: int = 3, holdout_episodes: int | None = None, e
         "best": best,
         "selection": selection,
         "reruns": {
-            "tier": tier, "episodes": count, "times": len(baseline_draws["draws"]), "episode_seeds": used,
+            "tier": tier, "episodes": _rerun_episodes(run, tier, count), "times": len(baseline_draws["draws"]),
+            "episode_seeds": used,
             "baseline": baseline_draws, "best": best_draws,
             "delta": best_draws["mean"] - baseline_draws["mean"],
         },

@@ -40,7 +40,7 @@ def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episode
         rerun_times = draws_max if label == "baseline" or best != 0 else 0  # best == 0: its reruns are iteration 0's
         folder = run.paths.iteration(iteration) / "candidate"
         cost = budget_bounds(folder, [(e, rerun_times) for e in rerun_specs] + [(e, 1) for e in holdout_specs])
-        per_candidate[label] = dict(cost, iteration=iteration)
+        per_candidate[label] = dict(cost, iteration=iteration, wall_seconds=round(cost["wall_seconds"] / workers, 1))
         estimate = measured_time(folder, (rerun_tier, run.manifest["profiles"]["performance_tier"]),
                                  cost["episodes"], workers)
         if estimate is not None:
@@ -58,7 +58,7 @@ def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episode
         "episodes_max": total["episodes"], "model_calls_max": total["model_calls_max"],
         "tokens_max": total["tokens_max"],
         "cost_usd_max": None if None in costs else round(sum(costs), 4),
-        "wall_seconds_max": round(total["wall_seconds"] / workers, 1), "workers": workers,
+        "wall_seconds_max": round(total["wall_seconds"], 1), "workers": workers,  # (each candidate's, on the workers)
         "candidates": per_candidate,
         "note": "upper bounds from the graphs' budgets (every episode may use all of them), with the most rerun "
                 "draws the episode mode can run",

@@ -82,6 +82,7 @@ def test_navigation_failures_tell_stopping_early_from_overshooting():
     metrics = {"executor": "smartway", "episodes": [
         _nav("ok", True, stopped=True, oracle=1.0, nav_error=1.0, length=10.0),
         _nav("early", False, stopped=True, oracle=0.0, nav_error=8.0, length=2.0),
+        _nav("astray", False, stopped=True, oracle=0.0, nav_error=6.4, length=9.5),  # 0.5 m left, 6.4 m away
         _nav("past", False, stopped=True, oracle=0.0, nav_error=7.0, length=14.0),
         _nav("never", False, stopped=False, oracle=0.0, nav_error=5.0, length=12.0, termination="max_steps"),
         _nav("passed", False, stopped=True, oracle=1.0, nav_error=4.0, length=11.0),
@@ -90,12 +91,13 @@ def test_navigation_failures_tell_stopping_early_from_overshooting():
     ]}
     failed = {f["episode_id"]: f for f in F.failed_episodes(metrics, None)}
     assert {k: f["kind"] for k, f in failed.items()} == {
-        "early": "stopped_early", "past": "stopped_past_goal", "never": "never_stopped",
+        "early": "stopped_early", "astray": "stopped_off_route", "past": "stopped_past_goal", "never": "never_stopped",
         "passed": "passed_goal_stopped_elsewhere", "broke": "node_error"}
     assert "2.0 m of the reference path's 10.0 m" in failed["early"]["detail"]
     assert "came within 1.5 m of the goal, stopped 4.0 m" in failed["passed"]["detail"]
     summary = F.summary(metrics, list(failed.values()))
-    assert summary["kinds"]["stopped_early"] == 1 and summary["by_level"]["all"]["episodes"] == 6
+    assert "farther than the 0.5 m left of the reference length" in failed["astray"]["detail"]
+    assert summary["kinds"]["stopped_early"] == 1 and summary["by_level"]["all"]["episodes"] == 7
     assert "stopped_early 1" in F.finding(summary)["message"]
     assert "early: stopped_early (travelled 2.0 m" in F.render(list(failed.values()))
     mapgpt = dict(metrics, executor="mapgpt")

@@ -48,6 +48,7 @@ def test_loop_commits_one_git_commit_per_iteration_with_complete_folders(run_dir
     assert validate_instance("certification", cert) == [] and cert == {k: v for k, v in out["certification"].items()
                                                                        if k != "path"}
     assert cert["best"] == out["best"]["iteration"] and len(cert["reruns"]["baseline"]["draws"]) == 3
+    assert cert["reruns"]["episodes"] == 3  # each rerun's: the run's --eval-episodes
     assert cert["reruns"]["delta"] == pytest.approx(cert["reruns"]["best"]["mean"] - cert["reruns"]["baseline"]["mean"])
     # the BabyAI graphs are deterministic: two reruns tell, and the reported ones run on fresh episodes
     assert cert["deterministic"] is True and cert["reruns"]["episode_seeds"] == "fresh" and "fresh" in cert["note"]

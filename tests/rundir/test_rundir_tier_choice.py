@@ -75,7 +75,7 @@ def test_certification_of_a_deterministic_agent_stops_after_the_probe_without_fr
 
     draws = []
 
-    def draw(run, iteration, k, fresh, progress, of):
+    def draw(run, iteration, k, fresh, progress, of, probe=False):
         draws.append((iteration, k, fresh))
         return 0.46, [True, False]  # the same outcomes every time: a deterministic agent
 
@@ -96,7 +96,7 @@ def test_certification_of_a_varying_agent_reruns_as_often_as_asked(monkeypatch):
     from harness.rundir import certify
 
     outcomes = iter([[True], [False]] * 4)
-    monkeypatch.setattr(certify, "_draw", lambda run, it, k, fresh, progress, of: (0.5, next(outcomes)))
+    monkeypatch.setattr(certify, "_draw", lambda run, it, k, fresh, progress, of, probe=False: (0.5, next(outcomes)))
     baseline, best, deterministic, used, _ = certify._reruns(_Run(), 2, reruns=4, mode="auto", progress=False)
     assert deterministic is False and len(baseline["draws"]) == len(best["draws"]) == 4
 

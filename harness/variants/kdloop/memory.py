@@ -440,6 +440,7 @@ def evaluate_slots(run, stagings: list[Path]) -> dict[str, Any]:
         "why": why,
         "episodes": episodes,
         "slots": [{"staging": str(folder), "passed": bool(v.get("passed")), "reasons": v.get("reasons") or [],
+                   **{k: v.get(k) for k in ("complete", "infra_failures", "agent_errors", "cached_episodes")},
                    "primary": v.get("primary")} for folder, v in zip(stagings, verdicts)],
     }
 
