@@ -30,7 +30,8 @@ CONFIDENCE_OPTION = click.option("--confidence", type=click.FloatRange(0.5, 0.99
 def episodes_cmd(run, iteration, vs, per_episode, confidence, runs_dir, as_json):
     """Per-episode outcomes of ITER, against its parent on the shared episodes.
 
-    ITER is a committed iteration number or a staging folder name (`4-2`).
+    ITER is a committed iteration number, a staging folder name (`4-2`) or a
+    KDLoop slot archived under the run's slots/ (`slots/4-2`).
     Lists the episodes gained, lost and unchanged (success), per level or
     task group; per metric the paired mean difference with a bootstrap CI;
     for success the exact McNemar p-value; and a verdict in the metric's

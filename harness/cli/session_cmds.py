@@ -17,11 +17,12 @@ from harness.cli.conventions import JSON_OPTION, RUNS_DIR_OPTION, emit, handled
 @handled
 def end_cmd(run, reason, runs_dir, as_json):
     """Record that RUN stopped and why: status "stopped", stop_reason (the STOP
-    file's text, the cap or skip limit reached, or --reason), committed.
+    file's text, the cap or skip limit reached, or --reason), committed
+    (`commit`: that commit's hash).
 
     Without --reason and with no stop condition holding, nothing changes
     (`stopped: false`). A STOP file is consumed (a later resume continues)."""
-    from harness.rundir import ledger
+    from harness.rundir import gitops, ledger
     from harness.rundir.layout import resolve_run
     from harness.rundir.lock import run_lock
     from harness.rundir.records import read_manifest
@@ -36,7 +37,8 @@ def end_cmd(run, reason, runs_dir, as_json):
     human = f"stopped: {result['stop_reason']}" if result["stopped"] else result["message"]
     if best:
         human += f"\nbest: iteration {best['iteration']} score {best['score']}" + runner_up_text(best)
-    emit(dict(result, ok=True, run=str(paths.root)), as_json, human=human)
+    emit(dict(result, ok=True, run=str(paths.root), commit=gitops.head(paths.root) if result["stopped"] else None),
+         as_json, human=human)
 
 
 @click.command("drive")

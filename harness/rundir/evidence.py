@@ -16,6 +16,7 @@ from harness.evaluation.compare import compare_evaluations, render
 from harness.evaluation.paired import CONFIDENCE
 from harness.fileio import read_json
 from harness.rundir import ledger
+from harness.rundir.commit import SLOTS_DIR
 from harness.rundir.layout import STAGING_NAME, RunPaths
 from harness.rundir.records import read_metrics
 
@@ -40,10 +41,16 @@ class Evaluated:
 
 
 def locate(paths: RunPaths, ref: str | int) -> Evaluated:
-    """ITER is a committed iteration number, or a staging folder: its name
-    (`4-2`) or its path (`runs/<run>/staging/4`)."""
+    """ITER is a committed iteration number, a staging folder (its name `4-2` or its path
+    `runs/<run>/staging/4`), or a KDLoop slot archived when another slot was committed
+    (`slots/4-2`, or its path)."""
     text = str(ref)
     given = Path(text)
+    slots = paths.root / SLOTS_DIR
+    if text.startswith(f"{SLOTS_DIR}/") and not given.is_absolute():
+        given = paths.root / text
+    if given.is_dir() and given.resolve().parent == slots.resolve():
+        return Evaluated(f"archived slot {given.name}", given.resolve(), _staged_parent(given))
     if given.is_dir() and given.resolve().parent == paths.staging.resolve():
         text = given.resolve().name
     elif text.isdigit():
@@ -55,12 +62,18 @@ def locate(paths: RunPaths, ref: str | int) -> Evaluated:
     name = text
     folder = paths.staging / name
     if not STAGING_NAME.match(name) or not folder.is_dir():
-        raise UserError(f"{text!r}: neither a committed iteration number nor a staging folder of run {paths.run_id}")
+        archived = sorted(p.name for p in slots.iterdir()) if slots.is_dir() else []
+        raise UserError(f"{text!r}: neither a committed iteration number, a staging folder nor an archived slot of "
+                        f"run {paths.run_id}; give an iteration (`architect log {paths.run_id}`), a folder under "
+                        f"{paths.staging}" + (f" or slots/NAME (archived: {', '.join(archived)})" if archived else ""))
+    return Evaluated(f"staging {name}", folder, _staged_parent(folder))
+
+
+def _staged_parent(folder: Path) -> int | None:
     try:
-        parent = read_json(folder / "stage.json").get("parent")
+        return read_json(folder / "stage.json").get("parent")
     except (OSError, ValueError):
-        parent = None
-    return Evaluated(f"staging {name}", folder, parent)
+        return None
 
 
 def _baseline(paths: RunPaths, child: Evaluated, vs: str | int | None) -> Evaluated | None:
@@ -143,18 +156,18 @@ def episode_view(paths: RunPaths, ref: str | int, episode: str, tick: int | None
     shown = narrow_ticks(every, firings, tick_range, nodes)
     sims = simulator_nodes(firings)
     out = {"label": child.label, "episode_id": record["episode_id"], "success": record["success"],
-           "termination": record["termination"], "steps": record["steps"], "ticks": shown,
-           "ticks_total": len({f["tick"] for f in firings}),
-           "size": {"ticks": len(shown), "firings": sum(len(t["nodes"]) for t in shown),
-                    "firings_total": sum(1 for f in firings if f["node"] not in sims),
-                    "bytes": len(json.dumps(shown, default=str)),
-                    "bytes_unfiltered": len(json.dumps(every, default=str))}}
-    if tick is not None and executor:
+           "termination": record["termination"], "steps": record["steps"]}
+    if tick is not None and executor:  # (before the ticks: the rendering is short, their values are whole)
         from harness.canvas.graph import read_json_file
 
         candidate = child.folder / "candidate"
         out["view"] = replay_view(read_json_file(candidate / "graph.json"), candidate, header["episode"], tick,
                                   actions_by_tick(firings), executor)
+    out.update({"ticks": shown, "ticks_total": len({f["tick"] for f in firings}),
+                "size": {"ticks": len(shown), "firings": sum(len(t["nodes"]) for t in shown),
+                         "firings_total": sum(1 for f in firings if f["node"] not in sims),
+                         "bytes": len(json.dumps(shown, default=str)),
+                         "bytes_unfiltered": len(json.dumps(every, default=str))}})
     if vs is not None:
         base = locate(paths, vs)
         base_record = find_episode(base.metrics(), base.label, str(record["episode_id"]))

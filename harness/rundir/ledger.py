@@ -96,9 +96,11 @@ def axis_counts(rows: list[dict]) -> tuple[Counter, int]:
 
 
 def axis_share(rows: list[dict]) -> dict | None:
-    """Most-used axis over committed iterations after 0 and its share: the local-basin signal."""
+    """Most-used axis over committed iterations after 0 and its share: the local-basin signal
+    (`tied`: every axis used as often, the first of them `axis`)."""
     counts, tagged = axis_counts(rows)
     if not counts or not tagged:
         return None
     axis, n = counts.most_common(1)[0]
-    return {"axis": axis, "iterations": n, "share": round(n / tagged, 3)}
+    return {"axis": axis, "iterations": n, "share": round(n / tagged, 3),
+            "tied": [a for a, k in counts.most_common() if k == n]}

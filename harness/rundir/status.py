@@ -177,7 +177,8 @@ def _report(paths: RunPaths) -> dict:
         "consistent: yes" if not problems else "consistent: NO — " + "; ".join(problems),
     ]
     if share:
-        lines.append(f"most-used axis: {share['axis']} ({share['share']:.0%})")
+        lines.append(f"most-used axis: {' = '.join(share['tied'])} ({share['share']:.0%}"
+                     + (" each)" if len(share["tied"]) > 1 else ")"))
     used = stopping.spent(rows)
     caps = manifest["caps"]
     lines.append(f"spent: ${used['cost_usd']:.4f}" + (f" of ${caps['max_cost_usd']:.4f}" if caps.get("max_cost_usd") is not None else "")

@@ -8,7 +8,7 @@ import json
 
 from click.testing import CliRunner
 
-from rundir_kit import cli
+from rundir_kit import cli, git
 from harness.cli import main
 from harness.rundir.evidence import best_view
 from harness.rundir.layout import resolve_run
@@ -37,4 +37,7 @@ def test_status_best_carries_the_runner_up_and_the_near_tie(run_dir):
                 else f"{r['verdict']} than the runner-up, iteration {r['iteration']}")
     assert expected in summary
     ended = CliRunner().invoke(main, ["end", str(run_dir), "--reason", "operator: the test is done", "--json"])
-    assert json.loads(ended.output)["state"]["best"] == best  # `end` shows the best as the status does
+    ended = json.loads(ended.output)
+    assert ended["state"]["best"] == best  # `end` shows the best as the status does
+    assert ended["commit"] == git(run_dir, "rev-parse", "HEAD").strip()
+    assert git(run_dir, "log", "-1", "--format=%s").startswith("run stopped: operator: the test is done")

@@ -52,7 +52,10 @@ def test_state_is_derived_from_the_ledger():
     assert derived["consecutive_skips"] == 2
     assert derived["attempts"] == 6
     assert derived["best"] == {"iteration": 1, "score": 0.5, "vs_parent": None}
-    assert ledger.axis_share(rows) == {"axis": "planning", "iterations": 2, "share": 1.0}
+    assert ledger.axis_share(rows) == {"axis": "planning", "iterations": 2, "share": 1.0, "tied": ["planning"]}
+    rows.append(_row(6, 3, "committed", 0.6, ["memory/state"]))  # two axes used as often: both named
+    assert ledger.axis_share(rows) == {"axis": "planning", "iterations": 2, "share": round(2 / 3, 3),
+                                       "tied": ["planning", "memory/state"]}
 
 
 def test_best_ranks_the_paired_verdict_before_the_mean():

@@ -84,6 +84,7 @@ def test_kdloop_iteration_end_to_end(driver, monkeypatch, tmp_path_factory):
     assert pick["best"] == slots[int(best_slot)] and scores["3"] is None
     assert pick["vs_runner_up"]["verdict"] in ("better", "indistinguishable")
     assert pick["near_tie"] == (pick["vs_runner_up"]["verdict"] == "indistinguishable")
+    assert pick["vs_runner_up"]["runner_up"].endswith(f"-{pick['vs_runner_up']['runner_up_slot']}")
     assert pick["best_vs_parent"]["shared"] > 0
     d.run("variants/kdloop", "architect fitness $run S_best --json", S_best=pick["best"])
     committed = d.run("variants/kdloop", "architect commit $run S_best --json", S_best=pick["best"])
@@ -129,6 +130,8 @@ def test_kdloop_iteration_end_to_end(driver, monkeypatch, tmp_path_factory):
     for name in ("proposal.md", "patch.json", "diff.txt", "candidate/graph.json", "eval/metrics.json"):
         assert (archived / name).is_file(), name
     assert json.loads((archived / "patch.json").read_text())["ops"]
+    loser = d.run("variants/kdloop", "architect episodes $run slots/N-k --json", **{"N-k": f"1-{lost_slot}"})
+    assert loser["a"] == "iteration 0" and loser["b"] == f"archived slot 1-{lost_slot}" and loser["shared"] > 0
     assert json.loads((run_dir / "state.json").read_text())["consecutive_skips"] == 0
     assert any(line.startswith("iteration 1:") for line in git_log(run_dir))
     assert f"slot 1-{lost_slot} archived" in " ".join(git_log(run_dir))

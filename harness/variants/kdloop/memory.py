@@ -336,7 +336,7 @@ def pick_best(paths: RunPaths, specs_path: Path, stagings: list[Path]) -> dict[s
     vs_runner_up = None
     if len(evaluated) > 1:
         vs_runner_up = dict(verdict_summary(_metrics(Path(evaluated[1]["staging"])), _metrics(Path(best["staging"]))),
-                            runner_up=evaluated[1]["staging"])
+                            runner_up=evaluated[1]["staging"], runner_up_slot=evaluated[1]["slot"])
 
     # A resumed loop may pick the same slots twice; a skipped iteration's number
     # is reused by fresh slots, told apart by when they were staged.
