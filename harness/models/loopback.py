@@ -63,7 +63,9 @@ class LoopbackServer:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> "LoopbackServer":
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # stop() waits for the serving loop's next poll (every 0.5 s by default)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
         self._thread.start()
         return self
 

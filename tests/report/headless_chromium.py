@@ -104,8 +104,13 @@ class Browser:
             raise RuntimeError(result["exceptionDetails"].get("text"))
         return result["result"].get("value")
 
-    def screenshot(self, path: Path) -> Path:
-        shot = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)
+    def screenshot(self, path: Path, clip: tuple[float, float, float, float] | None = None) -> Path:
+        """The whole page, or only `clip` (x, y, width, height in CSS pixels of the page)."""
+        params = {"format": "png", "captureBeyondViewport": True}
+        if clip is not None:
+            x, y, width, height = clip
+            params["clip"] = {"x": x, "y": y, "width": width, "height": height, "scale": 1}
+        shot = self.call("Page.captureScreenshot", **params)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(shot["data"]))
         return path

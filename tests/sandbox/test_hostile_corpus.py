@@ -38,7 +38,9 @@ EPISODES = [{"level": "BabyAI-GoToLocal-v0", "seed": 11, "episode_id": "GoToLoca
 
 @pytest.fixture(autouse=True)
 def _short_calls(monkeypatch):
-    monkeypatch.setenv("ARCHITECT_SANDBOX_CALL_SECONDS", "3")
+    # each hang waits this long per call; the slowest call that should succeed, loading the whole
+    # corpus in one sandbox, takes about 0.2 s on 2 busy cores
+    monkeypatch.setenv("ARCHITECT_SANDBOX_CALL_SECONDS", "1.5")
 
 
 def _candidate(tmp_path: Path, source: str) -> tuple[Path, dict]:
