@@ -12,11 +12,11 @@ from pathlib import Path
 from harness.errors import UserError
 from harness.rundir import gitops, journal, ledger, proposal, state, tiers, whitelist
 from harness.fileio import read_json, write_json_atomic, write_text_atomic
+from harness.rundir.layout import SLOTS_DIR
 from harness.rundir.records import now_iso
 from harness.rundir.run import Run
 
 CHECK_FILE = "check.json"
-SLOTS_DIR = "slots"
 SLOT_TRAILER = "Architect-Slot"
 
 

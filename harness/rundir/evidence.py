@@ -16,8 +16,7 @@ from harness.evaluation.compare import compare_evaluations, render
 from harness.evaluation.paired import CONFIDENCE
 from harness.fileio import read_json
 from harness.rundir import ledger
-from harness.rundir.commit import SLOTS_DIR
-from harness.rundir.layout import STAGING_NAME, RunPaths
+from harness.rundir.layout import SLOTS_DIR, STAGING_NAME, RunPaths
 from harness.rundir.records import read_metrics
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from harness.errors import UserError
 
 RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+SLOTS_DIR = "slots"  # KDLoop slots that lost to the one committed, archived (harness.rundir.commit)
 STAGING_NAME = re.compile(r"^(?P<iteration>\d+)(?:-(?P<slot>[A-Za-z0-9_]+))?$")
 
 # Never committed: scratch space, the lock and the crash journal.
