@@ -85,3 +85,9 @@ def coverage_warning(executor, tier: str, holdout: str | None) -> str | None:
     return (f"tier {tier!r} covers {len(held) - len(missing)} of the {len(held)} groups ({key}) its holdout "
             f"{holdout!r} covers: no {', '.join(missing)} episodes, so certification tests groups the search "
             "never saw; choose a tier covering them (`architect executors` lists each tier's groups)")
+
+
+def capped_tier_episodes(executor, tier: str, cap: int | None) -> list[dict]:
+    """The episodes of TIER an evaluation capped at CAP takes (harness.evaluation.evaluate's subset)."""
+    episodes = executor.episodes(tier)
+    return balanced_subset(episodes, cap, executor.spec.level_key) if cap else episodes

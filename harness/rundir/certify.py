@@ -98,9 +98,10 @@ def _summary(iteration: int, draws: list[tuple[float, list]]) -> dict:
 def _rerun_episodes(run: Run, tier: str, cap: int | None) -> int:
     """How many episodes each rerun evaluates: the tier's, or the run's cap of them (as the dry run counts)."""
     from harness.executor_api import load_executor
-    from harness.rundir.plan import tier_episodes
+    from harness.tier_groups import capped_tier_episodes
 
-    return len(tier_episodes(load_executor(run.manifest["executor"]).with_tiers(run.manifest.get("tiers")), tier, cap))
+    ex = load_executor(run.manifest["executor"]).with_tiers(run.manifest.get("tiers"))
+    return len(capped_tier_episodes(ex, tier, cap))
 
 
 def _no_fresh(run: Run, reruns: int) -> str | None:

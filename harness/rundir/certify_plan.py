@@ -22,7 +22,8 @@ from harness.rundir.run import Run
 def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episodes: str) -> dict:
     from harness.executor_api import load_executor
     from harness.rundir.certify import holdout_tier, rerun_draws
-    from harness.rundir.plan import budget_bounds, measured_time, tier_episodes
+    from harness.rundir.plan import budget_bounds, measured_time
+    from harness.tier_groups import capped_tier_episodes
 
     best_row = ledger.best_row(ledger.read_rows(run.paths.ledger))
     if best_row is None:
@@ -30,9 +31,9 @@ def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episode
     best = best_row["iteration"]
     executor = load_executor(run.manifest["executor"]).with_tiers(run.manifest.get("tiers"))
     rerun_tier, cap = run.tier("rerun")
-    rerun_specs = tier_episodes(executor, rerun_tier, cap)
+    rerun_specs = capped_tier_episodes(executor, rerun_tier, cap)
     holdout = holdout_tier(run)
-    holdout_specs = tier_episodes(executor, holdout, holdout_episodes)
+    holdout_specs = capped_tier_episodes(executor, holdout, holdout_episodes)
     draws, draws_max = rerun_draws(reruns, episodes)
     workers = max(1, os.cpu_count() or 1)
     per_candidate, measured = {}, {}

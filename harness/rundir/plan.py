@@ -19,7 +19,7 @@ from pathlib import Path
 
 from harness.canvas.budgets import episode_limits
 from harness.errors import UserError
-from harness.tier_groups import balanced_subset
+from harness.tier_groups import capped_tier_episodes
 
 # Distributions whose versions decide what a run's results mean.
 PROVENANCE_PACKAGES = ("architect", "numpy", "scipy", "jsonschema", "minigrid", "gymnasium", "anthropic", "openai",
@@ -70,19 +70,13 @@ def budget_bounds(graph_dir: Path, episodes: list[tuple[dict, int]]) -> dict:
     }
 
 
-def tier_episodes(executor, tier: str, cap: int | None) -> list[dict]:
-    """The episodes of TIER an evaluation capped at CAP takes (harness.evaluation.evaluate's subset)."""
-    episodes = executor.episodes(tier)
-    return balanced_subset(episodes, cap, executor.spec.level_key) if cap else episodes
-
-
 def iteration_plan(graph_dir: Path, executor, *, smoke_tier: str, performance_tier: str,
                    smoke_episodes: int | None, eval_episodes: int | None, workers: int | None = None) -> dict:
     """Episodes, model calls, estimated cost and time of one iteration (smoke + performance tier)."""
     tiers = {}
     run_once = []
     for kind, tier, cap in (("smoke", smoke_tier, smoke_episodes), ("performance", performance_tier, eval_episodes)):
-        episodes = tier_episodes(executor, tier, cap)
+        episodes = capped_tier_episodes(executor, tier, cap)
         run_once += [(e, 1) for e in episodes]
         tiers[kind] = {"tier": tier, "episodes": len(episodes),
                        "episode_ids": [e["episode_id"] for e in episodes[:5]] + (["…"] if len(episodes) > 5 else [])}
