@@ -97,21 +97,17 @@ def _summary(iteration: int, draws: list[tuple[float, list]]) -> dict:
 
 def _rerun_episodes(run: Run, tier: str, cap: int | None) -> int:
     """How many episodes each rerun evaluates: the tier's, or the run's cap of them (as the dry run counts)."""
-    from harness.executor_api import load_executor
     from harness.tier_groups import capped_tier_episodes
 
-    ex = load_executor(run.manifest["executor"]).with_tiers(run.manifest.get("tiers"))
-    return len(capped_tier_episodes(ex, tier, cap))
+    return len(capped_tier_episodes(run.executor(), tier, cap))
 
 
 def _no_fresh(run: Run, reruns: int) -> str | None:
     """Why the rerun tier has no fresh episodes for `reruns` draws (None: it has)."""
     from harness.evaluation.evaluator import fresh_unavailable
-    from harness.executor_api import load_executor
 
     tier, episodes = run.tier("rerun")
-    ex = load_executor(run.manifest["executor"]).with_tiers(run.manifest.get("tiers"))
-    return fresh_unavailable(ex, tier, episodes, tuple(k * FRESH_SEED_STRIDE for k in range(1, reruns + 1)))
+    return fresh_unavailable(run.executor(), tier, episodes, tuple(k * FRESH_SEED_STRIDE for k in range(1, reruns + 1)))
 
 
 def _reruns(run: Run, best: int, reruns: int, mode: str,

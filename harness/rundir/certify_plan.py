@@ -20,7 +20,6 @@ from harness.rundir.run import Run
 
 
 def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episodes: str) -> dict:
-    from harness.executor_api import load_executor
     from harness.rundir.certify import holdout_tier, rerun_draws
     from harness.rundir.plan import budget_bounds, measured_time
     from harness.tier_groups import capped_tier_episodes
@@ -29,7 +28,7 @@ def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episode
     if best_row is None:
         raise UserError(f"run {run.paths.run_id} has no committed iteration to certify")
     best = best_row["iteration"]
-    executor = load_executor(run.manifest["executor"]).with_tiers(run.manifest.get("tiers"))
+    executor = run.executor()
     rerun_tier, cap = run.tier("rerun")
     rerun_specs = capped_tier_episodes(executor, rerun_tier, cap)
     holdout = holdout_tier(run)

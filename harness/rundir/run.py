@@ -30,6 +30,12 @@ class Run:
     def state(self) -> dict:
         return state.read(self.paths)
 
+    def executor(self):
+        """The run's executor, with the tiers its manifest adds (`tiers:`) beside its profile's."""
+        from harness.executor_api import load_executor
+
+        return load_executor(self.manifest["executor"]).with_tiers(self.manifest.get("tiers"))
+
     def staging(self, ref: str | os.PathLike) -> Path:
         return resolve_staging(self.paths, ref)
 
