@@ -12,7 +12,7 @@ from harness.rundir.commit import commit, discard
 from harness.rundir.display import score_text
 from harness.rundir.layout import RunPaths
 from harness.rundir.lock import run_lock
-from harness.rundir.recover import recover_or_refuse
+from harness.rundir.recover import finish_cut_short, recover_or_refuse
 from harness.rundir.run import Run
 from harness.rundir.stage import clear_stale, stage
 
@@ -107,6 +107,7 @@ def run_loop(paths: RunPaths, *, target: int | None, seed: int | None, show: Pro
             reason = f"error: {type(exc).__name__}: {exc}"
             raise
         finally:
+            finish_cut_short(paths)
             final = state.refresh(paths, status="stopped", stop_reason=reason)
             # the run is clean when the loop ends: final state, ledger and memory committed
             gitops.commit_pending(paths.root, f"loop stopped: {reason}", (LOOP_TRAILER, final["attempts"]))

@@ -70,6 +70,13 @@ def recover(paths: RunPaths) -> list[str]:
     return actions
 
 
+def finish_cut_short(paths: RunPaths) -> list[str]:
+    """Roll back or finish a commit or discard that this process was cut short in (Ctrl-C,
+    SIGTERM, an error: its journal is still pending), as recovery after a crash would, so
+    that the commit a stopping loop makes next holds no half iteration. Call under the run lock."""
+    return recover(paths) if journal.pending(paths) is not None else []
+
+
 def recover_or_refuse(paths: RunPaths) -> list[str]:
     """`recover`, then RunInconsistent if the run still disagrees with itself
     (the caller is about to change it)."""

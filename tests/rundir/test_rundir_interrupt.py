@@ -74,6 +74,31 @@ def test_signal_stops_the_loop_cleanly(run_dir, tmp_path, signum, warm, subproce
 
 
 
+def test_a_loop_interrupted_inside_its_git_commit_commits_no_half_iteration(run_dir, monkeypatch):
+    """Ctrl-C while `git commit` runs for iteration 1: iterations/1 is in place, its commit not made.
+    The stopping loop's own commit (state, ledger) must not take that folder in with it: the
+    attempt goes back to staging and HEAD holds iteration 0 only."""
+    from harness.rundir import gitops
+    from harness.rundir.layout import resolve_run
+    from harness.rundir.loop import Progress, run_loop
+    from harness.variant_api import find_variant
+
+    def add_then_interrupt(root, iteration, subject, paths):
+        gitops.git(root, "add", "-A", "--", *paths)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gitops, "commit_iteration", add_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        run_loop(resolve_run(str(run_dir)), target=40, seed=None, show=Progress(enabled=False),
+                 propose=find_variant("random").proposer())
+    monkeypatch.undo()
+    assert git(run_dir, "ls-tree", "-d", "--name-only", "HEAD", "iterations/").split() == ["iterations/0"]
+    status = assert_consistent(run_dir)
+    assert status["recovered"] == [] and status["staged"] == ["1"]
+    assert status["state"]["stop_reason"] == "interrupted"
+    assert git(run_dir, "log", "-1", "--format=%s").strip() == "loop stopped: interrupted"
+
+
 @pytest.fixture(scope="module")
 def baseline_run(tmp_path_factory) -> Path:
     """A run whose baseline scored 24 search episodes, evaluated in a cache of its own (a test's

@@ -158,6 +158,34 @@ def test_abort_on_an_outage_and_resume_give_the_same_final_beam(reference, stand
     assert [e["beam_after"] for e in after["rounds"]] == [e["beam_after"] for e in ref["rounds"]]
 
 
+def test_a_loop_interrupted_inside_a_git_commit_commits_no_half_iteration(reference, tmp_path, monkeypatch):
+    """Ctrl-C while `git commit` runs for the first evaluated proposal: the commit of SHAPER's
+    memory on the way out must not take the uncommitted iterations/1 folder in with it."""
+    from harness.rundir import gitops
+    from harness.variants.shaper.config import build_config, read_config_file
+
+    config = dataclasses.replace(build_config(read_config_file(reference["config"]), scripted_models=True),
+                                 final_test=False)
+
+    commit_iteration = gitops.commit_iteration
+
+    def add_then_interrupt(root, iteration, subject, paths):
+        if iteration == 0:  # the run's creation
+            return commit_iteration(root, iteration, subject, paths)
+        gitops.git(root, "add", "-A", "--", *paths)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gitops, "commit_iteration", add_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        run_headless("babyai-llm", runs_dir=tmp_path, run_id="cut", config=config)
+    monkeypatch.undo()
+    root = tmp_path / "cut"
+    assert gitops.git(root, "ls-tree", "-d", "--name-only", "HEAD", "iterations/").split() == ["iterations/0"]
+    code, status = _cli("status", str(root))
+    assert code == 0 and status["consistent"] and status["recovered"] == [], status["problems"]
+    assert status["committed"] == [0] and status["state"]["status"] == "stopped"
+
+
 def test_a_loop_killed_mid_round_resumes_to_the_same_final_beam(reference, stand_ins, tmp_path):
     runs = reference["runs"]
     config, _ = write_config(tmp_path, final_test=False)  # the reference's schedule, no final test (not compared)

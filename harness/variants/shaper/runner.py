@@ -18,7 +18,7 @@ from harness.rundir import state as run_state
 from harness.rundir.create import init_run
 from harness.rundir.layout import RunPaths
 from harness.rundir.lock import run_lock
-from harness.rundir.recover import recover
+from harness.rundir.recover import finish_cut_short, recover
 from harness.rundir.run import Run
 from harness.rundir.stage import clear_stale
 from harness.variants.shaper import beam as beams
@@ -166,6 +166,7 @@ def drive(paths: RunPaths, *, base_url: str | None, say) -> dict:
             raise
         finally:
             roles.close()
+            finish_cut_short(paths)
             run_state.refresh(paths, status="stopped", stop_reason=reason)
             commit_memory(run, f"shaper: memory after the loop stopped ({reason[:60]})")
     return dict(summary(paths, reason), timings=search.timings)
