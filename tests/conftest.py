@@ -2,6 +2,9 @@
 and run folders live under one session tmp dir, never in the user's home or
 the checkout, and no operator override of model mode or cassette leaks in."""
 
+import tempfile
+from pathlib import Path
+
 import pytest
 
 
@@ -21,3 +24,11 @@ def private_architect_dirs(tmp_path_factory):
     patch.setenv("ARCHITECT_WARM_FORKSERVER", "0")
     yield root
     patch.undo()
+
+
+@pytest.fixture
+def runtime_dir():
+    """An empty private folder for $XDG_RUNTIME_DIR, short-named in the temp folder: a warm
+    server's socket path must fit AF_UNIX's 107 bytes, which a numbered pytest tmp_path can pass."""
+    with tempfile.TemporaryDirectory(prefix="xdg-") as folder:
+        yield Path(folder)

@@ -9,7 +9,9 @@ workers fork instead from a server that outlives the command:
   installed `harness` and `executors` packages, so a changed checkout, interpreter or
   environment never reaches a server started before the change (it gets one of its own);
 - its files live in a folder of the user's own (`$XDG_RUNTIME_DIR` or the temp folder,
-  `architect-<uid>`, mode 0700, refused when another user owns it or others may enter it);
+  `architect-<uid>`, mode 0700, refused when another user owns it or others may enter it;
+  the temp folder also when a socket path under `$XDG_RUNTIME_DIR` would pass AF_UNIX's
+  107 bytes);
   the socket is 0600;
 - every process using it holds a shared lock on its lease file; a watchdog beside the
   server stops it once no process has held the lease for `idle` seconds
@@ -89,9 +91,19 @@ def server_key(preload: tuple[str, ...]) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
+SOCKET_PATH_MAX = 107  # bytes of an AF_UNIX path (sun_path holds 108, the last a NUL)
+_NAME_CHARS = 24  # a server's file name: that many hex digits, then the suffix
+
+
 def private_folder() -> Path | None:
-    """The user's folder for servers' files, created 0700; None when it cannot be trusted."""
-    folder = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()) / f"architect-{os.getuid()}"
+    """The user's folder for servers' files, created 0700; None when it cannot be trusted
+    (or when no candidate folder leaves room for a socket path)."""
+    fits = [folder for folder in (Path(base) / f"architect-{os.getuid()}"
+                                  for base in (os.environ.get("XDG_RUNTIME_DIR"), tempfile.gettempdir()) if base)
+            if len(os.fsencode(folder / ("0" * _NAME_CHARS + ".sock"))) <= SOCKET_PATH_MAX]
+    if not fits:
+        return None
+    folder = fits[0]
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
         st = folder.lstat()
@@ -106,7 +118,7 @@ class ServerFiles:
     """The files of one (scope, key) server: socket, record, lease, start lock."""
 
     def __init__(self, folder: Path, scope: str, key: str):
-        name = hashlib.sha256(f"{os.path.abspath(scope)}\0{key}".encode()).hexdigest()[:24]
+        name = hashlib.sha256(f"{os.path.abspath(scope)}\0{key}".encode()).hexdigest()[:_NAME_CHARS]
         self.key = key
         self.socket = folder / f"{name}.sock"
         self.record = folder / f"{name}.json"

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -34,10 +35,9 @@ if __name__ == "__main__":
 
 
 @pytest.fixture
-def private(tmp_path, monkeypatch):
+def private(tmp_path, monkeypatch, runtime_dir):
     """A private runtime folder and a run folder; every server started is stopped after."""
-    runtime = tmp_path / "xdg"
-    runtime.mkdir(mode=0o700)
+    runtime = runtime_dir
     scope = tmp_path / "run"
     scope.mkdir()
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
@@ -207,3 +207,14 @@ def _serves_warm(proc: Path, under: Path) -> bool:
     except OSError:
         return False
     return b"harness.evaluation.warm import serve" in cmdline and str(under).encode() in cmdline
+
+
+def test_a_runtime_folder_too_deep_for_a_socket_path_gives_way_to_the_temp_folder(monkeypatch, tmp_path, runtime_dir):
+    deep = tmp_path / ("d" * 100)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(deep))
+    monkeypatch.setattr(tempfile, "tempdir", str(runtime_dir))
+    folder = warm.private_folder()
+    assert folder == runtime_dir / f"architect-{os.getuid()}" and not deep.exists()
+    assert len(os.fsencode(warm.ServerFiles(folder, str(tmp_path), "k").socket)) <= warm.SOCKET_PATH_MAX
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    assert warm.private_folder() is None  # no folder leaves room: no warm server (commands fork their own)

@@ -33,10 +33,9 @@ def _cmdline(p: psutil.Process) -> str:
 
 @pytest.mark.parametrize("signum,warm", [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGINT, True)],
                          ids=["SIGINT", "SIGTERM", "SIGINT-warm-forkserver"])
-def test_signal_stops_the_loop_cleanly(run_dir, tmp_path, signum, warm, subprocess_env):
+def test_signal_stops_the_loop_cleanly(run_dir, tmp_path, signum, warm, subprocess_env, runtime_dir):
     env = dict(subprocess_env, ARCHITECT_CACHE_DIR=str(tmp_path / "cache"), ARCHITECT_WARM_FORKSERVER=str(int(warm)),
-               ARCHITECT_WARM_FORKSERVER_IDLE_SECONDS="1", XDG_RUNTIME_DIR=str(tmp_path / "xdg"))
-    (tmp_path / "xdg").mkdir(mode=0o700)
+               ARCHITECT_WARM_FORKSERVER_IDLE_SECONDS="1", XDG_RUNTIME_DIR=str(runtime_dir))
     proc = subprocess.Popen(
         [*ARCHITECT, "loop", "random", "babyai", "--run-id", run_dir.name, "--runs-dir", str(run_dir.parent),
          "--resume", "--iterations", "40", "--no-certify"],
@@ -113,14 +112,13 @@ def baseline_run(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
 def test_a_command_stopped_mid_tier_leaves_the_runs_warm_server_no_worker(baseline_run, tmp_path, subprocess_env,
-                                                                          signum):
+                                                                          signum, runtime_dir):
     """`architect evaluate` forks its workers from the run's warm server, which outlives the command.
     Stopped mid-tier (Ctrl-C, or killed outright), it leaves no worker running; the same server
     serves the run's next command, which reuses the episodes the stopped one cached and scores the
     staged copy of the baseline episode for episode as the baseline scored."""
-    run, xdg = tmp_path / "runs" / "w", tmp_path / "xdg"
+    run, xdg = tmp_path / "runs" / "w", runtime_dir
     shutil.copytree(baseline_run, run)
-    xdg.mkdir(mode=0o700)
     env = dict(subprocess_env, XDG_RUNTIME_DIR=str(xdg), ARCHITECT_CACHE_DIR=str(tmp_path / "cache"),
                ARCHITECT_WARM_FORKSERVER="1", ARCHITECT_WARM_FORKSERVER_IDLE_SECONDS="10")
 
