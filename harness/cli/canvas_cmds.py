@@ -155,21 +155,34 @@ def hash_cmd(graph, candidate, as_json):
                                  "(e.g. babyai, mapgpt-heuristic).")
 @click.option("--candidate-dir", type=click.Path(file_okay=False),
               help="Also load a candidate's nodeset/*.py types (as candidate.<Name>).")
+@click.option("--role", "roles", multiple=True, metavar="ROLE", help="Only types of this role (repeatable).")
+@click.option("--type", "names", multiple=True, metavar="NAME", help="Only this type (repeatable), e.g. babyai.FullMap.")
 @JSON_OPTION
 @handled
-def nodes_cmd(executor, candidate_dir, as_json):
+def nodes_cmd(executor, candidate_dir, roles, names, as_json):
     """List the registered node types: ports, role, config schema, behaviour.
 
     This is the proposer's alphabet: every type a graph node may use.
-    `--json` prints {ok, types: [...]} with each type's full `behaviour`
-    (fallbacks included).
+    `--json` prints {ok, roles, types: [...]}: `roles` maps each role to its
+    type names (all types, whatever the filters), `types` has each listed
+    type's ports, config schema and full `behaviour` (fallbacks included).
+    --role and --type narrow `types`.
     """
     from harness.canvas.registry import alphabet
     from harness.executor_api import executor_of
 
-    types = [nt.to_dict() for nt in alphabet(executor and executor_of(executor).name, candidate_dir).all()]
+    every = [nt.to_dict() for nt in alphabet(executor and executor_of(executor).name, candidate_dir).all()]
+    by_role: dict[str, list[str]] = {}
+    for t in every:
+        by_role.setdefault(t["role"], []).append(t["name"])
+    for given, known, what in ((roles, by_role, "role"), (names, {t["name"] for t in every}, "type")):
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            raise UserError(f"no node {what} {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+                            + ("" if executor else " (add --executor to load an executor's types)"))
+    types = [t for t in every if (not roles or t["role"] in roles) and (not names or t["name"] in names)]
     if as_json:
-        emit({"ok": True, "types": types}, True)
+        emit({"ok": True, "roles": by_role, "types": types}, True)
         return
     click.echo(_types_table(types))
     click.echo(f"{len(types)} node type(s); '?' = optional input / config key; `--json` gives the full config schemas.")

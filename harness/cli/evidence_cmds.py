@@ -70,6 +70,9 @@ def episodes_cmd(run, iteration, vs, per_episode, confidence, runs_dir, as_json)
               help="Only ticks A to B, both included (`A:` to the end, `:B` from the start).")
 @click.option("--node", "nodes", multiple=True, metavar="NAME",
               help="Only this node's firings (repeatable); the observation only when the simulator node is named.")
+@click.option("--arrays", type=click.Choice(["full", "shape"]), default="full", show_default=True,
+              help="shape: each array as its dtype and shape only, its bytes (base64) left out; "
+                   "--tick T renders the state instead.")
 @click.option("--vs", "vs", default=None, metavar="ITER",
               help="Also find where this episode's trace departs from ITER's (first tick, first node firing).")
 @click.option("--html", "html", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -77,7 +80,7 @@ def episodes_cmd(run, iteration, vs, per_episode, confidence, runs_dir, as_json)
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @handled
-def episode_cmd(run, iteration, episode, tick, tick_range, nodes, vs, html, runs_dir, as_json):
+def episode_cmd(run, iteration, episode, tick, tick_range, nodes, arrays, vs, html, runs_dir, as_json):
     """A readable trace of one EPISODE (an episode id, e.g. BabyAI-GoTo-v0:1003,
     or a unique prefix) of ITER: per tick the observation summary, each node's
     outputs and the actions. With --vs, the first tick and node firing where
@@ -85,8 +88,9 @@ def episode_cmd(run, iteration, episode, tick, tick_range, nodes, vs, html, runs
     With --html, the same episode as a replay to step through in a browser
     (the executor's picture of the state per tick, every firing's inputs and
     outputs), one self-contained file. --ticks and --node narrow the trace
-    (values stay whole); the JSON's `ticks_total` and `size` (ticks, firings,
-    bytes shown and unfiltered) say what was left out.
+    (values stay whole); --arrays shape leaves the arrays' bytes out. The JSON's
+    `ticks_total` and `size` (ticks, firings, bytes shown and unfiltered) say
+    what was left out.
     """
     from harness.rundir.evidence import episode_view, render_episode
     from harness.rundir.layout import resolve_run
@@ -97,12 +101,12 @@ def episode_cmd(run, iteration, episode, tick, tick_range, nodes, vs, html, runs
     if tick is not None and tick_range is not None:
         raise UserError("give --tick or --ticks, not both")
     view = episode_view(paths, iteration, episode, tick, vs, executor, tick_range=_tick_range(tick_range),
-                        nodes=tuple(nodes))
+                        nodes=tuple(nodes), arrays=arrays)
     text = render_episode(view)
-    if tick_range is not None or nodes:
+    if tick_range is not None or nodes or arrays != "full":
         size = view["size"]
         text += (f"\nshown: {size['ticks']} of {view['ticks_total']} ticks, {size['firings']} of "
-                 f"{size['firings_total']} firings (--ticks / --node)")
+                 f"{size['firings_total']} firings, {size['bytes']} of {size['bytes_unfiltered']} bytes (--ticks / --node / --arrays)")
     if html is not None:
         from harness.report.write import write_episode_html
 

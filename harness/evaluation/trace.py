@@ -197,6 +197,18 @@ def replay_view(graph: dict, candidate_dir: Path, episode: dict, tick: int, logg
 
 # --------------------------------------------------------------------------- the human view of values
 
+def array_shapes(value: Any) -> Any:
+    """A resolved value with each array's bytes left out: `{"$array": {"dtype", "shape"}}`."""
+    if isinstance(value, dict):
+        record = value.get("$array") if len(value) == 1 else None
+        if isinstance(record, dict):
+            return {"$array": {k: v for k, v in record.items() if k != "base64"}}
+        return {k: array_shapes(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [array_shapes(v) for v in value]
+    return value
+
+
 BRIEF_CHARS = 160  # a value in the human view is cut at this many characters
 
 

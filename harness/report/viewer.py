@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from harness.evaluation.trace import divergence, read_log
+from harness.evaluation.trace import array_shapes, divergence, read_log
 from harness.report.episode_data import episode_from
 
 
@@ -97,23 +97,12 @@ def _text(value) -> str:
     content (base64) is named by dtype and shape (the renderer draws what it shows)."""
     if isinstance(value, str):
         return value
-    value = _array_named(value)
+    value = array_shapes(value)
     try:
         text = json.dumps(value, default=repr)
         return text if len(text) <= 100 else json.dumps(value, indent=1, default=repr)
     except (TypeError, ValueError):
         return repr(value)
-
-
-def _array_named(value):
-    if isinstance(value, dict):
-        record = value.get("$array") if len(value) == 1 else None
-        if isinstance(record, dict):
-            return {"$array": {k: v for k, v in record.items() if k != "base64"}}
-        return {k: _array_named(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_array_named(v) for v in value]
-    return value
 
 
 def _firing(f) -> dict:

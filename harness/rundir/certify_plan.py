@@ -65,7 +65,7 @@ def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episode
     }
     if len(measured) == len(per_candidate):
         plan["measured"] = {"wall_seconds_estimate": round(sum(m["wall_seconds_estimate"] for m in measured.values()), 1),
-                            "note": "the median wall time of each candidate's cached episodes, times its episodes, "
+                            "note": "the mean wall time of each candidate's cached episodes, times its episodes, "
                                     "over the workers"}
     return plan
 

@@ -141,21 +141,26 @@ def _log(ev: Evaluated, record: dict):
 
 def episode_view(paths: RunPaths, ref: str | int, episode: str, tick: int | None = None,
                  vs: str | int | None = None, executor: str | None = None,
-                 tick_range: tuple[int | None, int | None] | None = None, nodes: tuple[str, ...] = ()) -> dict:
+                 tick_range: tuple[int | None, int | None] | None = None, nodes: tuple[str, ...] = (),
+                 arrays: str = "full") -> dict:
     """One episode's trace (or one tick of it, with the executor's rendered
     state; or the ticks of `tick_range`, both ends included; or only the firings
     of `nodes`, see `narrow_ticks`); with VS, where the two traces diverge.
-    `ticks_total` and `size` say what the narrowing left out."""
-    from harness.evaluation.trace import actions_by_tick, divergence, replay_view, simulator_nodes, ticks
+    `ticks_total` and `size` say what the narrowing left out. `arrays="shape"`
+    leaves each array's bytes out of the shown ticks (dtype and shape stay)."""
+    from harness.evaluation.trace import actions_by_tick, array_shapes, divergence, replay_view, simulator_nodes, ticks
 
     child = locate(paths, ref)
     record = find_episode(child.metrics(), child.label, episode)
     header, firings = _log(child, record)
     every = ticks(firings, tick, header.get("ports"))
     shown = narrow_ticks(every, firings, tick_range, nodes)
+    if arrays == "shape":
+        shown = array_shapes(shown)
     sims = simulator_nodes(firings)
     out = {"label": child.label, "episode_id": record["episode_id"], "success": record["success"],
-           "termination": record["termination"], "steps": record["steps"]}
+           "termination": record["termination"], "steps": record["steps"],
+           "episode": header.get("episode")}  # (the episode as run: level, seed, its caps max_steps, wall_seconds)
     if tick is not None and executor:  # (before the ticks: the rendering is short, their values are whole)
         from harness.canvas.graph import read_json_file
 

@@ -99,9 +99,17 @@ def resolve_run(ref: str | os.PathLike, runs_dir: str | os.PathLike | None = Non
             raise UserError(
                 f"no run at {ref!r}: expected a run folder holding manifest.json or a run id under {by_id}/ "
                 f"(the runs folder: --runs-dir, else $ARCHITECT_RUNS_DIR, else ./runs); create it with "
-                f"`architect init VARIANT EXECUTOR --run-id {ref}`, or list the runs with `ls {by_id}`"
+                f"`architect init VARIANT EXECUTOR --run-id {ref}`; {_runs_there(by_id)}"
             )
     return RunPaths(candidate.resolve())
+
+
+def _runs_there(runs_dir: Path, shown: int = 20) -> str:
+    ids = sorted(p.parent.name for p in runs_dir.glob("*/manifest.json")) if runs_dir.is_dir() else []
+    if not ids:
+        return f"{runs_dir}/ holds no run"
+    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+    return f"runs in {runs_dir}/: {', '.join(ids[:shown])}{more}"
 
 
 def _refuse_initializing(runs_dir: Path, run_id: str) -> None:

@@ -109,10 +109,10 @@ def measured_time(candidate_dir: Path, tiers: tuple[str, ...], episodes: int, wo
     for tier in tiers:
         seconds = measured_seconds(digest, tier)
         if seconds:
-            per_episode = statistics.median(seconds)
+            per_episode = statistics.fmean(seconds)  # (a total is n times the mean; episodes' times are skewed)
             return {"seconds_per_episode": round(per_episode, 3), "from_episodes": len(seconds), "tier": tier,
                     "wall_seconds_estimate": round(per_episode * episodes / workers, 1),
-                    "note": f"estimate: the median wall time of {len(seconds)} cached episodes of this candidate "
+                    "note": f"estimate: the mean wall time of {len(seconds)} cached episodes of this candidate "
                             f"on tier {tier} (measured when they ran, under that load), times the episodes, "
                             "over the workers"}
     return None
@@ -135,17 +135,18 @@ def certification_plan(executor, *, rerun_tier: str, rerun_cap: int | None, hold
     no_fresh = fresh_unavailable(executor, rerun_tier, rerun_cap)
     if no_fresh is None:
         most = 2 * draws_max * rerun + 2 * holdout
-        deterministic = (f"a deterministic agent (two identical probe reruns) then reruns {reruns} times on fresh "
-                         f"episodes, {most} episodes in all")
+        deterministic = (f"when the first two reruns are identical for both (deterministic agents), {reruns} reruns "
+                         f"on fresh episodes follow them: {most} episodes in all (episodes_max)")
     else:
         most = episodes  # (at least the probe's)
         probe = 2 * PROBE_DRAWS * rerun + 2 * holdout
-        deterministic = (f"tier {rerun_tier!r} has no fresh episodes ({no_fresh}): a deterministic agent (two "
-                         f"identical probe reruns) stops after those two, {probe} episodes in all")
+        deterministic = (f"when the first two reruns are identical for both (deterministic agents), certify stops "
+                         f"after those two, as tier {rerun_tier!r} has no fresh episodes ({no_fresh}): {probe} "
+                         "episodes in all")
     plan = {"reruns": reruns, "rerun_tier": rerun_tier, "rerun_episodes": rerun, "holdout_tier": holdout_tier,
             "holdout_episodes": holdout, "episodes": episodes, "episodes_max": most,
-            "note": f"episodes: agents that are not deterministic; {deterministic}; --reruns and "
-                    "--holdout-episodes make it smaller"}
+            "note": f"`episodes`: {reruns} reruns of each on tier {rerun_tier!r}, then each on the holdout; "
+                    f"{deterministic}; --reruns and --holdout-episodes make it smaller"}
     if measured:
         plan["wall_seconds_estimate"] = round(measured["seconds_per_episode"] * episodes / max(1, workers), 1)
     return plan

@@ -146,6 +146,20 @@ def test_nodes_lists_the_alphabet():
     assert code == 0 and "mapgpt.Simulator" in {t["name"] for t in data["types"]}
 
 
+def test_nodes_narrows_to_roles_and_types_and_maps_every_role():
+    code, whole = cli_json("nodes", "--executor", "babyai")
+    code, data = cli_json("nodes", "--executor", "babyai", "--role", "memory", "--type", "babyai.Simulator")
+    assert code == 0 and data["roles"] == whole["roles"]
+    assert set(data["roles"]["memory"]) == {t["name"] for t in whole["types"] if t["role"] == "memory"}
+    assert not ({t["name"] for t in data["types"]} - set(data["roles"]["memory"]))  # --role and --type: both hold
+    code, data = cli_json("nodes", "--executor", "babyai", "--role", "memory")
+    assert [t["role"] for t in data["types"]] == ["memory"] * len(data["roles"]["memory"])
+    code, data = cli_json("nodes", "--executor", "babyai", "--type", "babyai.FullMap", "--type", "core.Gate")
+    assert sorted(t["name"] for t in data["types"]) == ["babyai.FullMap", "core.Gate"]
+    code, data = cli_json("nodes", "--role", "nope")
+    assert code == 2 and "no node role nope; known: " in data["error"] and "--executor" in data["error"]
+
+
 def test_every_command_has_help():
     for cmd in ("validate", "patch", "diff", "hash", "nodes"):
         code, out = cli(cmd, "--help")

@@ -21,7 +21,8 @@ from harness.canvas.episode_log import EpisodeLog
 from harness.canvas.runtime import GraphRunner
 from harness.report.episode_data import leading_entries, load_episode, value
 from harness.report.page import episode_page
-from harness.report.viewer import Side, _array_named, replay
+from harness.evaluation.trace import array_shapes
+from harness.report.viewer import Side, replay
 
 
 def _log(run: Path, iteration: int, index: int = 0) -> tuple[Path, dict]:
@@ -166,7 +167,7 @@ def test_episode_html_writes_one_viewer_with_every_firing_in_full(report_run, tm
         assert set(s["outputs"] or {}) == set(f["outputs"] or {})
         for port, logged in (f["outputs"] or {}).items():
             text = s["outputs"][port]
-            assert (text == logged) if isinstance(logged, str) else (json.loads(text) == _array_named(logged))
+            assert (text == logged) if isinstance(logged, str) else (json.loads(text) == array_shapes(logged))
     assert all(data["frames"][t["frame"]].startswith("data:image/svg+xml;base64,") for t in child["ticks"])
     parent = data["sides"][0]
     same_until = (data["divergence"] or {}).get("first_action_tick")

@@ -34,6 +34,17 @@ def test_ticks_and_node_narrow_the_trace_and_size_says_what_was_left_out(run_dir
     assert tail["ticks"][0] == full["ticks"][-1]
 
 
+def test_arrays_shape_leaves_the_bytes_out_and_the_episode_names_its_caps(run_dir):
+    ep = _episode(run_dir)
+    full = cli("episode", str(run_dir), "0", ep)
+    assert full["episode"]["episode_id"] == ep and full["episode"]["max_steps"] == full["episode"]["max_steps"] > 0
+    shapes = cli("episode", str(run_dir), "0", ep, "--arrays", "shape")
+    text = json.dumps(shapes["ticks"])
+    assert '"base64"' in json.dumps(full["ticks"]) and '"base64"' not in text and '"$array"' in text
+    assert '"shape"' in text and shapes["size"]["bytes"] < full["size"]["bytes"] == shapes["size"]["bytes_unfiltered"]
+    assert [t["actions"] for t in shapes["ticks"]] == [t["actions"] for t in full["ticks"]]
+
+
 def test_bad_filters_are_refused_with_one_line(run_dir):
     ep = _episode(run_dir)
     for args, message in ((["--ticks", "5"], "give A:B"), (["--ticks", "900:901"], "the episode has ticks 0.."),

@@ -68,6 +68,8 @@ def test_init_leaves_no_progress_files_behind(tmp_path: Path):
     runs = tmp_path / "runs"
     cli("init", "random", "babyai", "--run-id", "r1", "--runs-dir", str(runs), *SMALL)
     assert sorted(p.name for p in runs.iterdir()) == ["r1"]
+    missing = cli("status", "r2", "--runs-dir", str(runs), ok=False)["error"]  # names the runs there
+    assert missing.startswith("no run at 'r2'") and missing.endswith(f"runs in {runs}/: r1")
     assert cli("status", "r1", "--runs-dir", str(runs))["consistent"] is True
 
 

@@ -107,7 +107,7 @@ def test_the_dry_run_says_when_certification_stops_after_the_probe(monkeypatch, 
                         lambda ex, tier, limit=None: None if fresh_possible else "no seed")
     note = cli("init", "random", "babyai", "--eval-episodes", "3", "--dry-run")["certification"]["note"]
     if fresh_possible:
-        assert "a deterministic agent (two identical probe reruns) then reruns 3 times on fresh episodes" in note
+        assert "when the first two reruns are identical for both (deterministic agents), 3 reruns on fresh " \
+               "episodes follow them" in note
     else:
-        assert "has no fresh episodes (no seed): a deterministic agent (two identical probe reruns) stops after " \
-               "those two, 552 episodes" in note
+        assert "certify stops after those two, as tier 'search' has no fresh episodes (no seed): 552 episodes" in note

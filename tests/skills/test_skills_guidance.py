@@ -100,12 +100,18 @@ def test_loop_says_what_an_unattended_agent_does_about_permissions():
     assert "continue" in unattended and "final report" in unattended
 
 
-def test_reflexion_describes_a_copy_folder_for_a_new_node_type():
-    body = " ".join(split(AGENTS / "reflexion.md")[1].split())
-    assert "/tmp/reflexion-try/nodeset/NAME.py" in body and "`candidate.NAME`" in body
-    lines = command_lines(split(AGENTS / "reflexion.md")[1])
-    assert "architect patch CANDIDATE/graph.json EDIT.json -o /tmp/reflexion-try/graph.json --json" in lines
-    assert "architect validate /tmp/reflexion-try --json" in lines and "`validated_in`" in body
+def test_reflexion_tries_edits_in_the_scratch_folder_adas_gives_it():
+    """Not in /tmp: a graph is validated against the nodeset/ of the folder it is written to,
+    and a shared /tmp/nodeset/ would be read as the candidate's."""
+    text = split(AGENTS / "reflexion.md")[1]
+    body = " ".join(text.split())
+    assert "/tmp" not in body
+    assert "`TRY/nodeset/NAME.py`" in body and "`candidate.NAME`" in body and "`validated_in`" in body
+    lines = command_lines(text)
+    assert "architect patch CANDIDATE/graph.json TRY/edit.json -o TRY/graph.json --json" in lines
+    assert "architect validate TRY --json" in lines
+    adas = " ".join(split(ARCHITECT / "variants" / "adas.md")[1].split())
+    assert "its scratch folder `STAGING/reflexion-k-try/`" in adas
 
 
 def test_aflow_says_how_its_accept_rule_and_the_best_rule_differ():

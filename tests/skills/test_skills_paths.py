@@ -48,7 +48,7 @@ def test_staging_files_are_documented():
                     names.add(m.group(2))
     assert {"proposal.md", "history.md", "edit.json"} <= names
     for name in names:
-        assert re.sub(r"-k\.md$", "-1.md", name).split("/")[0] in DOCS or name.split("/")[0] in DOCS, name
+        assert re.sub(r"-k(\.md|-try)", r"-1\1", name).split("/")[0] in DOCS or name.split("/")[0] in DOCS, name
 
 
 def test_every_variant_named_by_the_proposer_exists():

@@ -106,3 +106,23 @@ def test_revise_applies_the_revised_proposal_and_keeps_the_old_one(fake_run):
     with pytest.raises(UserError, match="no '## Revised proposal' section"):
         adas.apply_revision(staging, 2)
     assert "a revised idea" in (staging / "proposal.md").read_text()  # unchanged by the failures
+
+
+def test_revise_lifts_the_revised_proposals_headings_and_the_archive_nests_them(fake_run):
+    """A revision quoted under `## Revised proposal` may carry its headings a level down; the
+    proposal gets the stage template's level back, and the archive puts them below `### Idea`."""
+    fake_run.commit([1, 0])
+    staging = fake_run.staging("1", description="first idea")
+    revision = REFLEXION.replace("Rationale: better.", "### Rationale\nbetter\n\n#### Risk\n```\n# a comment\n```")
+    (staging / "reflexion-1.md").write_text(revision)
+    adas.apply_revision(staging, 1)
+    lines = (staging / "proposal.md").read_text().splitlines()
+    assert "## Rationale" in lines and "### Risk" in lines and "# a comment" in lines
+    assert lines[:5] == ["---", "description: a revised idea", "axes: [planning]", "parent: 0", "---"]
+    it = fake_run.commit([1, 1], parent=0, description="nested")
+    proposal = fake_run.paths.iteration(it) / "proposal.md"
+    proposal.write_text(proposal.read_text().replace(f"rationale of {it}", "## Rationale\nwhy\n\n### Detail\nmore"))
+    text = adas.render_archive(adas.archive_entries(fake_run.paths)).splitlines()
+    at = text.index("## Generation 1: nested")
+    idea = text.index("### Idea", at)
+    assert text[idea + 1] == "#### Rationale" and "##### Detail" in text[idea:]

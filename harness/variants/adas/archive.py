@@ -114,7 +114,7 @@ def render_archive(entries: list[dict[str, Any]]) -> str:
             f"- vs parent (paired, same episodes): {e['vs_parent'] or 'n/a'}",
             "",
             "### Idea",
-            e["thought"] or "(none)",
+            nested(e["thought"], 4) if (e["thought"] or "").strip() else "(none)",
         ]
         if e.get("graph_diff") is not None:
             lines += ["", f"### Graph diff against generation {e['parent']}", "```json"]
@@ -169,8 +169,9 @@ _HEADING = re.compile(r"^(#{1,6})(\s)")
 
 
 def nested(text: str, level: int = 3) -> str:
-    """Markdown text shifted so that its top headings are at `level` (below the
-    history's own `## ` sections); headings inside code fences stay as they are."""
+    """Markdown text shifted (down or up) so that its top headings are at `level` (below the
+    history's own `## ` sections; a proposal body's template level, 2); headings inside
+    code fences stay as they are."""
     lines = text.strip().splitlines()
     fenced, headings = False, []
     for i, line in enumerate(lines):
@@ -179,11 +180,9 @@ def nested(text: str, level: int = 3) -> str:
         elif not fenced and _HEADING.match(line):
             headings.append(i)
     shift = level - min((len(_HEADING.match(lines[i]).group(1)) for i in headings), default=level)
-    if shift <= 0:
-        return "\n".join(lines)
     for i in headings:
         hashes = _HEADING.match(lines[i]).group(1)
-        lines[i] = "#" * min(6, len(hashes) + shift) + lines[i][len(hashes):]
+        lines[i] = "#" * max(1, min(6, len(hashes) + shift)) + lines[i][len(hashes):]
     return "\n".join(lines)
 
 
@@ -243,6 +242,10 @@ def apply_revision(staging: Path, round_: int) -> dict[str, Any]:
     if REVISED_HEADING not in text:
         raise UserError(f"{source}: no '{REVISED_HEADING}' section; the reflexion output must end with it")
     revised = _unfenced(text.split(REVISED_HEADING, 1)[1])
+    _, body = proposal_md.split(revised) if revised.startswith("---") else (None, revised)
+    lifted = nested(body, 2)  # its headings back to the stage template's level (## Rationale)
+    if lifted != body.strip() and revised.endswith(body):
+        revised = revised[:len(revised) - len(body)] + "\n" + lifted + "\n"
     current = staging / "proposal.md"
     old_meta, _ = proposal_md.read(current)
     candidate = staging / f".proposal-revised-{round_}.md"
