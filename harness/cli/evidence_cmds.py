@@ -106,7 +106,8 @@ def episode_cmd(run, iteration, episode, tick, tick_range, nodes, arrays, vs, ht
     if tick_range is not None or nodes or arrays != "full":
         size = view["size"]
         text += (f"\nshown: {size['ticks']} of {view['ticks_total']} ticks, {size['firings']} of "
-                 f"{size['firings_total']} firings, {size['bytes']} of {size['bytes_unfiltered']} bytes (--ticks / --node / --arrays)")
+                 f"{size['firings_total']} firings, {size['bytes']} of {size['bytes_unfiltered']} bytes "
+                 "(--ticks / --node / --arrays)")
     if html is not None:
         from harness.report.write import write_episode_html
 

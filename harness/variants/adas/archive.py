@@ -242,10 +242,6 @@ def apply_revision(staging: Path, round_: int) -> dict[str, Any]:
     if REVISED_HEADING not in text:
         raise UserError(f"{source}: no '{REVISED_HEADING}' section; the reflexion output must end with it")
     revised = _unfenced(text.split(REVISED_HEADING, 1)[1])
-    _, body = proposal_md.split(revised) if revised.startswith("---") else (None, revised)
-    lifted = nested(body, 2)  # its headings back to the stage template's level (## Rationale)
-    if lifted != body.strip() and revised.endswith(body):
-        revised = revised[:len(revised) - len(body)] + "\n" + lifted + "\n"
     current = staging / "proposal.md"
     old_meta, _ = proposal_md.read(current)
     candidate = staging / f".proposal-revised-{round_}.md"
@@ -261,6 +257,10 @@ def apply_revision(staging: Path, round_: int) -> dict[str, Any]:
     if meta.get("parent") != old_meta.get("parent"):
         raise UserError(f"{source}: the revised proposal names parent {meta.get('parent')!r}, "
                         f"but the staged parent is {old_meta.get('parent')!r}; keep the staged parent")
+    _, body = proposal_md.split(revised)
+    lifted = nested(body, 2)  # its headings back to the stage template's level (## Rationale)
+    if lifted != body.strip() and revised.endswith(body):
+        revised = revised[:len(revised) - len(body)] + "\n" + lifted + "\n"
     backup = staging / f"proposal-before-{round_}.md"
     write_text_atomic(backup, current.read_text(encoding="utf-8"))
     write_text_atomic(current, revised)
