@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from harness.cli.backend_options import backend_options, evaluation_setting
-from harness.cli.conventions import JSON_OPTION, RUNS_DIR_OPTION, emit, handled, progress_say
+from harness.cli.conventions import JSON_OPTION, RUNS_DIR_OPTION, UserError, emit, handled, progress_say
 from harness.cli.interrupt import interruptible
 
 
@@ -439,6 +439,9 @@ def loop_cmd(variant, executor, iterations, run_id, resume, seed, max_iterations
     schedule = (iterations, max_iterations, max_skips, tier, episodes_file, holdout_file)
     mode = spec.loop_mode(executor, schedule_options=schedule != (None,) * len(schedule),
                           driver_options=bool(config_path or scripted_models))
+    if mode == HEADLESS and dry_run:
+        raise UserError(f"--dry-run: {variant} runs its own schedule (a headless driver) and has no dry run; "
+                        "nothing was run. Drop --dry-run to run it, or see `architect loop --help`")
     if mode == HEADLESS:
         result = spec.drive_headless(executor, run_id=run_id, resume=resume, config_path=config_path,
                                      scripted_models=scripted_models, seed=seed, smoke_episodes=smoke_episodes,

@@ -238,20 +238,22 @@ def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run
 
     checked = check_seed(candidate, iteration0 / "check.json")
     if checked["violations"]:
-        raise UserError(f"the seed candidate of {executor_name} fails its check: "
+        raise UserError(f"the seed candidate {seed_candidate} of {executor_name} fails its check: "
                         + checked["violations"][0]["message"])
     say("iteration 0: smoke tier")
     smoke = tiers.run_tier(candidate, iteration0 / "smoke", kind="smoke", tier=smoke_tier,
                            episodes=tiers.episodes_override(caps, "smoke"), progress=progress,
                            evaluation=backend, tiers=run_tiers)
     if not smoke["passed"]:
-        raise UserError(f"the seed candidate of {executor_name} fails the smoke gate: " + "; ".join(smoke["reasons"]))
+        raise UserError(f"the seed candidate {seed_candidate} of {executor_name} fails the smoke gate"
+                        f"{_model_hint(smoke['reasons'])}: " + "; ".join(smoke["reasons"]))
     say(f"iteration 0: performance tier ({performance_tier})")
     evaluation = tiers.run_tier(candidate, iteration0 / "eval", kind="eval", tier=performance_tier,
                                 episodes=tiers.episodes_override(caps, "eval"), progress=progress,
                                 evaluation=backend, tiers=run_tiers)
     if not evaluation["passed"]:
-        raise UserError(f"the seed candidate of {executor_name} could not be evaluated: " + "; ".join(evaluation["reasons"]))
+        raise UserError(f"the seed candidate {seed_candidate} of {executor_name} could not be evaluated"
+                        f"{_model_hint(evaluation['reasons'])}: " + "; ".join(evaluation["reasons"]))
     say(f"iteration 0: {performance_tier} per group: {_per_group(iteration0 / 'eval' / 'metrics.json')}")
     if fitness is not None:
         _iteration0_fitness(fitness, variant, iteration0, manifest["profiles"]["primary_metric"])
@@ -269,3 +271,10 @@ def _build(paths, variant, executor_name, seed_candidate, seed_dir, profile, run
     state.write(paths, state.derive([row]))
     gitops.commit_iteration(paths.root, 0, "iteration 0: seed candidate", ["."])
 
+
+def _model_hint(reasons: list[str]) -> str:
+    if not any("ModelCallError" in r for r in reasons):
+        return ""
+    return (" (a model endpoint failed: start the server of the graph's pinned profile, or point "
+            "$ARCHITECT_MODEL_BASE_URL at one, or run offline: docs/models.md for replay cassettes; SHAPER: "
+            "`architect shaper init SEED --scripted-models`)")

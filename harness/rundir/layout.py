@@ -99,7 +99,8 @@ def resolve_run(ref: str | os.PathLike, runs_dir: str | os.PathLike | None = Non
             raise UserError(
                 f"no run at {ref!r}: expected a run folder holding manifest.json or a run id under {by_id}/ "
                 f"(the runs folder: --runs-dir, else $ARCHITECT_RUNS_DIR, else ./runs); create it with "
-                f"`architect init VARIANT EXECUTOR --run-id {ref}`; {_runs_there(by_id)}"
+                f"`architect init VARIANT EXECUTOR --run-id {ref}` (a SHAPER run: `architect shaper init SEED "
+                f"--run-id {ref}`); {_runs_there(by_id)}"
             )
     return RunPaths(candidate.resolve())
 

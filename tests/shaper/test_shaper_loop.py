@@ -218,6 +218,9 @@ def test_resume_of_a_finished_or_missing_run_and_bad_options_fail_cleanly(refere
     out = CliRunner().invoke(main, ["loop", "shaper", "babyai-llm", "--config", str(bad), "--runs-dir",
                                     str(tmp_path), "--json"])
     assert out.exit_code != 0 and "unknown key(s) beam" in json.loads(out.stdout)["error"]
+    out = CliRunner().invoke(main, ["loop", "shaper", "babyai-llm", "--scripted-models", "--dry-run", "--runs-dir",
+                                    str(tmp_path), "--json"])
+    assert out.exit_code != 0 and "has no dry run; nothing was run" in json.loads(out.stdout)["error"]
     assert not any(tmp_path.glob("shaper-*"))
 
 
@@ -280,3 +283,26 @@ def test_the_skill_helpers_drive_a_round_with_agent_written_texts(reference, tmp
     rows = [json.loads(line) for line in (Path(run) / "ledger.jsonl").read_text().splitlines()]
     assert [r["status"] for r in rows] == ["committed", "committed", "discarded", "committed"]
     assert "sandbox" in rows[2]["reason"]
+
+
+def test_the_skill_helpers_run_offline_with_scripted_models(tmp_path):
+    """No model endpoint: `shaper init --scripted-models` records it, and each command that rolls
+    out episodes starts the executor's stand-in planner itself (separate processes, as the skill runs
+    them). Without it, init says how to run offline."""
+    config, _ = write_config(tmp_path, final_test=False)
+    env = {k: v for k, v in os.environ.items() if k != BASE_URL_ENV}
+    runs = str(tmp_path / "runs")
+
+    def architect(*args):
+        proc = subprocess.run([sys.executable, "-c", "from harness.cli import main; main()", "shaper", *args,
+                               "--runs-dir", runs, "--json"], capture_output=True, text=True, env=env, timeout=300)
+        return proc.returncode, json.loads(proc.stdout.splitlines()[-1])
+
+    code, refused = architect("init", "babyai-llm", "--config", str(config), "--run-id", "online")
+    assert code != 0 and "a model endpoint failed" in refused["error"] and "--scripted-models" in refused["error"]
+    code, made = architect("init", "babyai-llm", "--config", str(config), "--run-id", "offline", "--scripted-models")
+    assert code == 0, made
+    code, status = architect("status", "offline")
+    assert status["scripted_models"] is True and status["next"] == "gradient" and status["branching"] == 2
+    code, batch = architect("minibatch", "offline", "--candidate", status["beam"][0]["candidate"])
+    assert code == 0 and len(batch["minibatch"]) == 2 and all(batch["steps_to_judge"].values()), batch

@@ -381,3 +381,13 @@ def test_cost_meter_sums_rounds_and_the_final_evaluation():
     meter.add("final", 0.125)
     meter.add(2, None)
     assert meter.of_round(1) == 0.75 and meter.of_round(2) == 1.0 and meter.total == 1.875
+
+
+def test_an_infrastructure_failure_keeps_the_end_of_a_long_error_where_its_advice_is():
+    from harness.variants.shaper.rollout import classify_evaluation
+
+    error = ("harness.models.request.CassetteMiss: cassette x.jsonl has no response for request 90fb (model 'q'); "
+             + "request ends with: " + "o" * 800 + ". Record it first (mode 'record') or check the profile")
+    kind, why = classify_evaluation({"episodes": [{"episode_id": "e:1", "error": "ModelCallError: " + error}]})
+    assert kind == "infrastructure" and why.endswith("Record it first (mode 'record') or check the profile")
+    assert why.startswith("episode e:1: model call failed: ") and " … " in why and len(why) < 700

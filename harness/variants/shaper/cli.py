@@ -38,6 +38,14 @@ def _search(opened, say=lambda text: None):
     return Search(opened, roles=None, meter=meter, say=say)
 
 
+def _planner_endpoint(search):
+    """While the command runs: the planner's endpoint of a run begun with --scripted-models
+    (the executor's stand-in planner on a loopback server), else the pinned profile's own."""
+    from harness.variants.shaper.runner import model_endpoint, resolve
+
+    return model_endpoint(search.config, resolve(search.state["seed"])[0])
+
+
 def _current(search) -> tuple[int, str]:
     if search.state["phase"] != "search":
         raise UserError(f"the search phase is over (phase {search.state['phase']}): run `architect shaper final` "
@@ -70,17 +78,22 @@ def next_step(search) -> str:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="YAML of SHAPER settings (beam_width, branching, rounds, skill_rounds, minibatch, ...).")
 @click.option("--run-id", default=None)
+@click.option("--scripted-models", is_flag=True,
+              help="No model endpoint: the planner is the executor's scripted stand-in on a loopback server, "
+                   "started by each command of the run that rolls out episodes (init, minibatch, validate, final).")
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @handled
-def init_cmd(seed, config_path, run_id, runs_dir, as_json):
+def init_cmd(seed, config_path, run_id, scripted_models, runs_dir, as_json):
     """Create a SHAPER run of SEED: iteration 0 is the seed (smoke and validation split)."""
     from harness.rundir.layout import default_runs_dir
     from harness.variants.shaper.config import build_config, read_config_file
-    from harness.variants.shaper.runner import create_run
+    from harness.variants.shaper.runner import create_run, model_endpoint, resolve
 
-    config = build_config(read_config_file(config_path) if config_path else {})
-    paths = create_run(seed, config, runs_dir=runs_dir or default_runs_dir(), run_id=run_id, say=progress_say())
+    config = build_config(read_config_file(config_path) if config_path else {},
+                          **({"scripted_models": True} if scripted_models else {}))
+    with model_endpoint(config, resolve(seed)[0]):
+        paths = create_run(seed, config, runs_dir=runs_dir or default_runs_dir(), run_id=run_id, say=progress_say())
     emit({"ok": True, "run": str(paths.root), "run_id": paths.run_id, "cap": config.proposals_in_schedule()},
          as_json, human=str(paths.root))
 
@@ -100,7 +113,8 @@ def status_cmd(run, runs_dir, as_json):
         payload = {"ok": True, "phase": state["phase"], "round": state["round"],
                    "stage": search.config.stage_of(state["round"]) if state["phase"] == "search" else None,
                    "beam": beam, "selected": state["selected"], "costs": state["costs"], "next": next_step(search),
-                   "beam_file": str(search.files.beam)}
+                   "branching": search.config.branching, "beam_width": search.config.beam_width,
+                   "scripted_models": search.config.scripted_models, "beam_file": str(search.files.beam)}
     emit(payload, as_json, human="\n".join(f"{k}: {v}" for k, v in payload.items()))
 
 
@@ -119,7 +133,8 @@ def minibatch_cmd(run, candidate, runs_dir, as_json):
         r, stage = _current(search)
         if candidate not in search.state["beam"]:
             raise UserError(f"--candidate {candidate}: not in the beam ({', '.join(search.state['beam'])})")
-        chosen, episodes = search.minibatch(candidate, r, stage)
+        with _planner_endpoint(search):
+            chosen, episodes = search.minibatch(candidate, r, stage)
         search.save()
         payload = {"ok": True, "round": r, "stage": stage, "candidate": candidate, "minibatch": chosen,
                    "rollouts": str(search.rollout_file(candidate, r)),
@@ -237,7 +252,8 @@ def validate_cmd(run, runs_dir, as_json):
     with _open(run, runs_dir) as opened:
         search = _search(opened, progress_say())
         r, _ = _current(search)
-        search.validate_round(r)
+        with _planner_endpoint(search):
+            search.validate_round(r)
         rows = [{k: p[k] for k in ("id", "status", "candidate", "iteration", "reason")}
                 for p in search.round_proposals(r)]
     emit({"ok": True, "round": r, "proposals": rows}, as_json)
@@ -249,8 +265,9 @@ def validate_cmd(run, runs_dir, as_json):
 @JSON_OPTION
 @handled
 def advance_cmd(run, runs_dir, as_json):
-    """Close the round: rank incumbents and new candidates (paired statistics), keep the beam, report
-    regressions against the seed; at a stage's end select and freeze its artefact."""
+    """Close the round: rank incumbents and new candidates by the run's selection rule (`study`: mean
+    validation reward; `paired`: paired statistics with a per-category regression guard), keep the
+    beam, report regressions against the seed; at a stage's end select and freeze its artefact."""
     with _open(run, runs_dir) as opened:
         search = _search(opened, progress_say())
         r, _ = _current(search)
@@ -277,7 +294,8 @@ def final_cmd(run, runs_dir, as_json):
         if search.state["phase"] != "final":
             raise UserError(f"phase is {search.state['phase']}: the final evaluation follows the last round")
         if search.config.final_test:
-            search.final_evaluation()
+            with _planner_endpoint(search):
+                search.final_evaluation()
         search.state["phase"] = "done"
         search.save()
         commit_memory(opened, "shaper: final evaluation")

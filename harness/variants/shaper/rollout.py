@@ -183,9 +183,11 @@ def classify_evaluation(metrics: dict) -> tuple[str, str | None]:
     return "ok", None
 
 
-def _last_line(text: str) -> str:
+def _last_line(text: str, head: int = 200, tail: int = 400) -> str:
+    """The error's last line; a long one keeps its start and its end (where the advice is)."""
     lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1][:300] if lines else text[:300]
+    line = lines[-1] if lines else text
+    return line if len(line) <= head + tail else f"{line[:head]} … {line[-tail:]}"
 
 
 def episode_scores(metrics: dict) -> dict:

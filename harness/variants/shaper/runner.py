@@ -72,8 +72,11 @@ def model_endpoint(config: ShaperConfig, executor_name: str, base_url: str | Non
     if config.scripted_models and base_url is None:
         from harness.variants.shaper.stand_ins import stand_in_server
 
+        from harness.evaluation.warm import keep_private
+
         server = stand_in_server(_stand_in_planner(executor_name), delay_s=config.model_delay_s).start()
         base_url = server.openai_url
+        keep_private()  # a warm forkserver keyed by this one-off URL would serve no later command
     try:
         with temporary_environ(**({BASE_URL_ENV: base_url} if base_url is not None else {})):
             yield base_url
