@@ -132,7 +132,8 @@ class Rules:
         try:
             self.compile(source, filename)
         except SyntaxError as exc:
-            problems.extend(f"{filename}:{exc.lineno}: {part}" for part in exc.msg.split("; "))
+            problems.extend(f"{filename}:{line}: {message}"
+                            for line, message in getattr(exc, "parts", [(exc.lineno, exc.msg)]))
         return tree, problems
 
     def construct_problems(self, tree: ast.AST) -> list[tuple[int, str]]:
@@ -169,9 +170,11 @@ class Rules:
                 return serialised(compile_restricted, source, filename=filename, mode="exec", policy=policy)
         except SyntaxError as exc:
             errors = exc.args[0] if exc.args and isinstance(exc.args[0], tuple) else (exc.msg or str(exc),)
-            line = re.match(r"Line (\d+): ", str(errors[0]))
-            error = SyntaxError("; ".join(re.sub(r"^Line \d+: ", "", str(e)) for e in errors))
-            error.lineno = int(line.group(1)) if line else exc.lineno
+            parts = [(int(m.group(1)) if (m := re.match(r"Line (\d+): ", str(e))) else exc.lineno,
+                      re.sub(r"^Line \d+: ", "", str(e))) for e in errors]
+            error = SyntaxError("; ".join(message for _, message in parts))
+            error.lineno = parts[0][0]
+            error.parts = parts  # (line, message) of every violation
             raise error from None
 
     def checked(self, source: str, filename: str):

@@ -48,6 +48,15 @@ def test_violations_are_check_time_errors_naming_the_line(source, needle):
         ContextHarness(source)
 
 
+def test_every_violation_the_compiler_finds_is_named_with_its_own_line():
+    """A proposal gets one repair: the gate must name every line to fix, not the first twice."""
+    source = ("def build_context(history):\n    d = {'a': 0}\n    d['a'] += 1\n    x = 1\n"
+              "    d['a'] += 2\n    return str(d)\n")
+    assert static_problems(source) == [
+        "build_context.py:3: Augmented assignment of object items and slices is not allowed.",
+        "build_context.py:5: Augmented assignment of object items and slices is not allowed."]
+
+
 @pytest.mark.parametrize("body,needle", [
     ("    return str(len([x for x in range(10**8)]))", "iterated more than"),
     ("    return 42", "must return a str"),

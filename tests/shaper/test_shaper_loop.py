@@ -261,6 +261,9 @@ def test_the_skill_helpers_drive_a_round_with_agent_written_texts(reference, tmp
     code, batch = _cli("shaper", "minibatch", run, "--candidate", parent)
     code, gradient = _cli("shaper", "gradient", run, "--candidate", parent, "--judgements", str(tmp_path / "j.json"),
                           "--summaries", str(tmp_path / "s.json"))
+    history = Path(gradient["history"]).read_text().splitlines()  # round 1, as the headless optimizer is told it
+    assert history[0].startswith("r1-") and "validation mean reward" in history[0]
+    assert "exact duplicate" in history[1] and history[2].startswith("round 1 (skill): beam kept ")
     harness = tmp_path / "harness.txt"
     harness.write_text("import os\ndef build_context(history):\n    return 'Subgoals completed so far: 0'\n")
     code, rejected = _cli("shaper", "propose", run, "--parent", parent, "--branch", "1", "--file", str(harness))

@@ -156,7 +156,9 @@ def minibatch_cmd(run, candidate, runs_dir, as_json):
 @handled
 def gradient_cmd(run, candidate, judgements, summaries, runs_dir, as_json):
     """Assemble CANDIDATE's gradient for this round from the judge's and summariser's texts plus
-    aggregate statistics; writes memory/shaper/gradients/r<round>-<candidate>.json."""
+    aggregate statistics; writes memory/shaper/gradients/r<round>-<candidate>.json, and
+    memory/shaper/history/r<round>.txt: what the optimizer is told of earlier rounds."""
+    from harness.fileio import write_text_atomic
     from harness.variants.shaper.gradient import assemble
     from harness.variants.shaper.prompts import parse_judgement
 
@@ -181,7 +183,11 @@ def gradient_cmd(run, candidate, judgements, summaries, runs_dir, as_json):
         record = {"round": r, "stage": stage, "candidate": candidate, "minibatch": chosen, "cost_usd": 0.0,
                   **assemble(episodes, cleaned, summary)}
         search.files.write("shaper_gradient", search.files.gradient(r, candidate), record)
-    emit({"ok": True, "gradient": str(search.files.gradient(r, candidate)), "stats": record["stats"]}, as_json)
+        history = search.files.history(r)
+        history.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(history, "".join(f"{line}\n" for line in search.history(r)))
+    emit({"ok": True, "gradient": str(search.files.gradient(r, candidate)), "history": str(history),
+          "stats": record["stats"]}, as_json)
 
 
 @shaper_group.command("gate")

@@ -2,7 +2,8 @@
 `memory/shaper/beam.json` (shaper_beam), `gradients/r<round>-<candidate>.json`
 (shaper_gradient), `rollouts/<candidate>.json` or `rollouts/r<round>-<candidate>.json`
 (shaper_rollout), `final.json`
-(shaper_final) and `final.md` (the ablation table)."""
+(shaper_final), `final.md` (the ablation table) and `history/r<round>.txt` (what the optimizer
+is told of earlier rounds, one event per line)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ class ShaperFiles:
     def rollouts(self, cid: str, round_number: int | None = None) -> Path:
         name = cid if round_number is None else f"r{round_number}-{cid}"
         return self.root / "rollouts" / f"{name}.json"
+
+    def history(self, round_number: int) -> Path:
+        return self.root / "history" / f"r{round_number}.txt"
 
     @property
     def final(self) -> Path:
