@@ -248,7 +248,7 @@ def apply_revision(staging: Path, round_: int) -> dict[str, Any]:
     write_text_atomic(candidate, revised)
     try:
         problems = proposal_md.problems(candidate)
-        meta, _ = proposal_md.read(candidate) if not problems else ({}, "")
+        meta, body = proposal_md.read(candidate) if not problems else ({}, "")
     finally:
         candidate.unlink()
     if problems:
@@ -257,7 +257,6 @@ def apply_revision(staging: Path, round_: int) -> dict[str, Any]:
     if meta.get("parent") != old_meta.get("parent"):
         raise UserError(f"{source}: the revised proposal names parent {meta.get('parent')!r}, "
                         f"but the staged parent is {old_meta.get('parent')!r}; keep the staged parent")
-    _, body = proposal_md.split(revised)
     lifted = nested(body, 2)  # its headings back to the stage template's level (## Rationale)
     if lifted != body.strip() and revised.endswith(body):
         revised = revised[:len(revised) - len(body)] + "\n" + lifted + "\n"

@@ -146,11 +146,10 @@ class Search:
         return self.files.rollouts(cid, r if self.config.selection == "study" else None)
 
     def train_ids(self) -> list[str]:
-        from harness.tier_groups import balanced_subset
+        from harness.tier_groups import capped_tier_episodes
 
-        episodes = self.executor.episodes(self.splits["train"])
-        if self.config.train_episodes is not None:  # the episodes evaluate(episodes=N) runs
-            episodes = balanced_subset(episodes, self.config.train_episodes, self.executor.spec.level_key)
+        # the episodes evaluate(episodes=N) runs
+        episodes = capped_tier_episodes(self.executor, self.splits["train"], self.config.train_episodes)
         return [str(e["episode_id"]) for e in episodes]
 
     def minibatch(self, cid: str, r: int, stage: str) -> tuple[list[str], list[dict]]:
