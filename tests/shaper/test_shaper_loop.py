@@ -234,7 +234,7 @@ def test_the_skill_helpers_drive_a_round_with_agent_written_texts(reference, tmp
     config, _ = write_config(tmp_path, final_test=False)
     runs = str(tmp_path / "runs")
     code, made = _cli("shaper", "init", "babyai-llm", "--config", str(config), "--run-id", "skill", "--runs-dir", runs)
-    assert code == 0 and made["cap"] == 4
+    assert code == 0 and made["cap"] == 4 and made["next"] == "gradient"
     run = made["run"]
     code, status = _cli("shaper", "status", run)
     assert status["next"] == "gradient" and status["stage"] == "skill"

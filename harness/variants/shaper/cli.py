@@ -94,8 +94,10 @@ def init_cmd(seed, config_path, run_id, scripted_models, runs_dir, as_json):
                           **({"scripted_models": True} if scripted_models else {}))
     with model_endpoint(config, resolve(seed)[0]):
         paths = create_run(seed, config, runs_dir=runs_dir or default_runs_dir(), run_id=run_id, say=progress_say())
-    emit({"ok": True, "run": str(paths.root), "run_id": paths.run_id, "cap": config.proposals_in_schedule()},
-         as_json, human=str(paths.root))
+    with _open(str(paths.root), None) as opened:
+        step = next_step(_search(opened))
+    emit({"ok": True, "run": str(paths.root), "run_id": paths.run_id, "cap": config.proposals_in_schedule(),
+          "next": step}, as_json, human=str(paths.root))
 
 
 @shaper_group.command("status")
