@@ -32,8 +32,8 @@ class _Bar:
 
     def _status(self) -> str:
         scored = self.done - self.failures
-        rate = f" ({100 * self.successes / scored:.0f}%)" if scored else ""
-        return f"{self.counted} {self.successes}{rate}  infra {self.failures}"
+        rate = f"{self.successes}/{scored} ({100 * self.successes / scored:.0f}%)" if scored else "-"
+        return f"{self.counted} {rate}  infra {self.failures}"
 
     def advance(self, success: bool | None) -> None:
         """One more episode finished: succeeded, failed, or (None) an infrastructure failure."""

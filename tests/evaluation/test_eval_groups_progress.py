@@ -39,7 +39,7 @@ def test_progress_lines_name_what_runs_and_count_the_primary_metric(capsys):
         bar.advance(True)
         bar.advance(False)
     err = capsys.readouterr().err
-    assert "iteration 3 · holdout: 2/2 episodes, accuracy 1 (50%)  infra 0" in err and "success" not in err
+    assert "iteration 3 · holdout: 2/2 episodes, accuracy 1/2 (50%)  infra 0" in err and "success" not in err
 
 
 def test_the_counted_name_is_the_primary_metric_only_when_it_is_the_success_itself():

@@ -110,8 +110,9 @@ def render_experience(table: dict[str, dict[str, Any]], parent: int, best: int |
         f"# Experience of parent iteration {parent}"
         + (f" (score {score:.1f}%)" if score is not None else ""),
         "",
-        "Do not repeat a modification below as it was. An accepted one worked from this parent; to build on it, "
-        "make its edit again together with something new (this parent does not hold it).",
+        "Do not repeat a modification below, accepted or rejected: each is one earlier child of this parent "
+        "(this parent does not hold any of them; an accepted child is an iteration of its own, which "
+        "`aflow select` can pick as a parent).",
         "",
         "## Accepted (the paired test calls it better than the parent)",
     ]
