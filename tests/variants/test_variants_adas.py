@@ -60,6 +60,17 @@ def test_history_nests_the_proposals_own_headings_below_its_sections(fake_run):
     assert "### Rationale" in lines and "#### Detail" in lines and "### Critique" in lines
 
 
+def test_history_nests_a_revised_proposals_headings_below_its_revised_proposal_heading(fake_run):
+    staging = fake_run.staging("1")
+    (staging / "reflexion-1.md").write_text("## Critique\nsame idea\n\n## Revised proposal\n---\ndescription: d\n"
+                                            "---\n\n## Rationale\nwhy\n")
+    adas.render_history(fake_run.paths, staging)
+    lines = (staging / "history.md").read_text().splitlines()
+    assert lines[lines.index("## Reflexion round 1"):] == [
+        "## Reflexion round 1", "### Critique", "same idea", "### Revised proposal", "---", "description: d", "---",
+        "", "#### Rationale", "why"]
+
+
 def test_archive_shows_the_code_an_entry_added_not_its_unchanged_files(fake_run):
     fake_run.commit([1, 0])
     it = fake_run.commit([1, 1], parent=0, description="own node type")

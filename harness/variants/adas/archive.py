@@ -204,7 +204,7 @@ def render_history(paths: RunPaths, staging: Path) -> dict[str, Any]:
         path = staging / f"reflexion-{k}.md"
         if path.is_file():
             rounds.append(k)
-            parts += ["", f"## Reflexion round {k}", nested(path.read_text(encoding="utf-8"))]
+            parts += ["", f"## Reflexion round {k}", *_reflexion_sections(path.read_text(encoding="utf-8"))]
     attempts = read_jsonl(debug_path(staging))
     for a in attempts:
         parts += ["", f"## Debug attempt {a['attempt']}: error", "```", a["error"], "```"]
@@ -216,6 +216,15 @@ def render_history(paths: RunPaths, staging: Path) -> dict[str, Any]:
         "next_round": next((k for k in range(1, REFLEXION_ROUNDS + 1) if k not in rounds), None),
         "debug_attempts": len(attempts),
     }
+
+
+def _reflexion_sections(text: str) -> list[str]:
+    """A reflexion round below its history section: the critique at level 3, and the revised
+    proposal's own headings (the template's `## Rationale`) one level below its heading."""
+    if REVISED_HEADING not in text:
+        return [nested(text)]
+    critique, revised = text.split(REVISED_HEADING, 1)
+    return [part for part in (nested(critique), "#" + REVISED_HEADING, nested(revised, 4)) if part]
 
 
 # --------------------------------------------------------------------------- reflexion → proposal
