@@ -73,6 +73,9 @@ def episodes_cmd(run, iteration, vs, per_episode, confidence, runs_dir, as_json)
 @click.option("--arrays", type=click.Choice(["full", "shape"]), default="full", show_default=True,
               help="shape: each array as its dtype and shape only, its bytes (base64) left out; "
                    "--tick T renders the state instead.")
+@click.option("--max-bytes", type=click.IntRange(min=0), default=5_000_000, show_default=True,
+              help="Refuse a trace whose shown ticks pass this many bytes of JSON, saying how to narrow it "
+                   "(0: no limit).")
 @click.option("--vs", "vs", default=None, metavar="ITER",
               help="Also find where this episode's trace departs from ITER's (first tick, first node firing).")
 @click.option("--html", "html", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -80,7 +83,7 @@ def episodes_cmd(run, iteration, vs, per_episode, confidence, runs_dir, as_json)
 @RUNS_DIR_OPTION
 @JSON_OPTION
 @handled
-def episode_cmd(run, iteration, episode, tick, tick_range, nodes, arrays, vs, html, runs_dir, as_json):
+def episode_cmd(run, iteration, episode, tick, tick_range, nodes, arrays, max_bytes, vs, html, runs_dir, as_json):
     """A readable trace of one EPISODE (an episode id, e.g. BabyAI-GoTo-v0:1003,
     or a unique prefix) of ITER: per tick the observation summary, each node's
     outputs and the actions. With --vs, the first tick and node firing where
@@ -90,7 +93,8 @@ def episode_cmd(run, iteration, episode, tick, tick_range, nodes, arrays, vs, ht
     outputs), one self-contained file. --ticks and --node narrow the trace
     (values stay whole); --arrays shape leaves the arrays' bytes out. The JSON's
     `ticks_total` and `size` (ticks, firings, bytes shown and unfiltered) say
-    what was left out.
+    what was left out. A trace larger than --max-bytes is refused with its
+    size and the ways to narrow it.
     """
     from harness.rundir.evidence import episode_view, render_episode
     from harness.rundir.layout import resolve_run
@@ -101,7 +105,7 @@ def episode_cmd(run, iteration, episode, tick, tick_range, nodes, arrays, vs, ht
     if tick is not None and tick_range is not None:
         raise UserError("give --tick or --ticks, not both")
     view = episode_view(paths, iteration, episode, tick, vs, executor, tick_range=_tick_range(tick_range),
-                        nodes=tuple(nodes), arrays=arrays)
+                        nodes=tuple(nodes), arrays=arrays, max_bytes=max_bytes)
     text = render_episode(view)
     if tick_range is not None or nodes or arrays != "full":
         size = view["size"]

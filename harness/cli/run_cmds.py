@@ -131,7 +131,12 @@ def init_cmd(variant, executor, run_id, max_iterations, max_skips, smoke_episode
                      smoke_episodes=smoke_episodes, eval_episodes=eval_episodes, seed=seed, say=show.say, progress=True,
                      evaluation=evaluation_setting(backend, ray_address),
                      spend_caps={"max_cost_usd": max_cost_usd, "max_tokens": max_tokens}, fitness=_fitness_rule())
-    emit({"ok": True, "run": str(paths.root), "run_id": paths.run_id}, as_json, human=str(paths.root))
+    from harness.rundir.ledger import read_rows
+
+    seed = read_rows(paths.ledger)[0]
+    emit({"ok": True, "run": str(paths.root), "run_id": paths.run_id,
+          "iteration_0": {k: seed.get(k) for k in ("status", "primary", "smoke", "wall_seconds")},
+          "next": f"architect status {paths.root} --json"}, as_json, human=str(paths.root))
 
 
 @click.command("stage")

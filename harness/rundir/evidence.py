@@ -142,12 +142,14 @@ def _log(ev: Evaluated, record: dict):
 def episode_view(paths: RunPaths, ref: str | int, episode: str, tick: int | None = None,
                  vs: str | int | None = None, executor: str | None = None,
                  tick_range: tuple[int | None, int | None] | None = None, nodes: tuple[str, ...] = (),
-                 arrays: str = "full") -> dict:
+                 arrays: str = "full", max_bytes: int | None = None) -> dict:
     """One episode's trace (or one tick of it, with the executor's rendered
     state; or the ticks of `tick_range`, both ends included; or only the firings
     of `nodes`, see `narrow_ticks`); with VS, where the two traces diverge.
     `ticks_total` and `size` say what the narrowing left out. `arrays="shape"`
-    leaves each array's bytes out of the shown ticks (dtype and shape stay)."""
+    leaves each array's bytes out of the shown ticks (dtype and shape stay).
+    Shown ticks whose JSON passes `max_bytes` are refused with a UserError
+    giving their size with the arrays' bytes left out and the ticks there are."""
     from harness.evaluation.trace import actions_by_tick, array_shapes, divergence, replay_view, simulator_nodes, ticks
 
     child = locate(paths, ref)
@@ -167,11 +169,13 @@ def episode_view(paths: RunPaths, ref: str | int, episode: str, tick: int | None
         candidate = child.folder / "candidate"
         out["view"] = replay_view(read_json_file(candidate / "graph.json"), candidate, header["episode"], tick,
                                   actions_by_tick(firings), executor)
+    size = len(json.dumps(shown, default=str))
+    if max_bytes and size > max_bytes:
+        raise UserError(_too_large(record["episode_id"], child.label, shown, firings, size, max_bytes, arrays))
     out.update({"ticks": shown, "ticks_total": len({f["tick"] for f in firings}),
                 "size": {"ticks": len(shown), "firings": sum(len(t["nodes"]) for t in shown),
                          "firings_total": sum(1 for f in firings if f["node"] not in sims),
-                         "bytes": len(json.dumps(shown, default=str)),
-                         "bytes_unfiltered": len(json.dumps(every, default=str))}})
+                         "bytes": size, "bytes_unfiltered": len(json.dumps(every, default=str))}})
     if vs is not None:
         base = locate(paths, vs)
         base_record = find_episode(base.metrics(), base.label, str(record["episode_id"]))
@@ -179,6 +183,23 @@ def episode_view(paths: RunPaths, ref: str | int, episode: str, tick: int | None
         out["vs"] = {"label": base.label, "success": base_record["success"],
                      "divergence": divergence(base_firings, firings)}
     return out
+
+
+def _too_large(episode_id: str, label: str, shown: list[dict], firings: list[dict], size: int, max_bytes: int,
+               arrays: str) -> str:
+    """The refusal of a trace larger than `max_bytes`: what would make it smaller."""
+    from harness.evaluation.trace import array_shapes
+
+    ways = []
+    if arrays == "full":
+        shapes = len(json.dumps(array_shapes(shown), default=str))
+        if shapes < size:
+            ways.append(f"--arrays shape ({shapes:,} bytes: the arrays' bytes left out)")
+    last = max((f["tick"] for f in firings), default=0)
+    ways += [f"--ticks A:B (it has ticks 0..{last}, about {size // max(len(shown), 1):,} bytes each)",
+             f"--node NAME (its nodes: {', '.join(sorted({f['node'] for f in firings}))})"]
+    return (f"the trace of {episode_id} ({label}) is {size:,} bytes, over --max-bytes {max_bytes:,}: narrow it with "
+            + "; ".join(ways) + "; or give --max-bytes 0 for no limit")
 
 
 def narrow_ticks(every: list[dict], firings: list[dict], tick_range: tuple[int | None, int | None] | None,

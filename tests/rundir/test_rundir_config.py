@@ -10,6 +10,7 @@ import shlex
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from rundir_kit import SMALL, cli
 
@@ -34,6 +35,9 @@ def test_tier_chosen_at_init_is_the_runs_performance_tier_and_picks_its_holdout(
     assert manifest["profiles"]["holdout_tier"] == "holdout-hard"
     metrics = json.loads((run / "iterations/0/eval/metrics.json").read_text())
     assert metrics["tier"] == "search-hard" and metrics["episodes"][0]["level"] == "BabyAI-BossLevel-v0"
+    seed = made["iteration_0"]  # init's JSON gives iteration 0's figures and what to run next
+    assert seed["status"] == "committed" and seed["primary"]["mean"] == pytest.approx(metrics["primary"]["mean"])
+    assert seed["smoke"]["passed"] is True and made["next"] == f"architect status {run} --json"
     status = cli("status", "hard", "--runs-dir", runs)
     assert status["tier"] == "search-hard" and status["holdout_tier"] == "holdout-hard"
     assert "tiers: performance search-hard" in status["summary"] and "holdout-hard" in status["summary"]

@@ -52,3 +52,18 @@ def test_bad_filters_are_refused_with_one_line(run_dir):
                           (["--tick", "1", "--ticks", "1:2"], "not both")):
         out = cli("episode", str(run_dir), "0", ep, *args, ok=False)
         assert out["ok"] is False and out["_exit_code"] != 0 and message in out["error"], (args, out)
+
+
+def test_a_trace_over_max_bytes_is_refused_with_its_size_and_the_ways_to_narrow_it(run_dir):
+    ep = _episode(run_dir)
+    full = cli("episode", str(run_dir), "0", ep)
+    size, shapes = full["size"]["bytes"], cli("episode", str(run_dir), "0", ep, "--arrays", "shape")["size"]["bytes"]
+    out = cli("episode", str(run_dir), "0", ep, "--max-bytes", str(size - 1), ok=False)
+    assert out["ok"] is False and out["_exit_code"] != 0
+    assert f"{size:,} bytes, over --max-bytes {size - 1:,}" in out["error"]
+    assert f"--arrays shape ({shapes:,} bytes" in out["error"] and "--ticks A:B (it has ticks 0.." in out["error"]
+    assert "--node NAME (its nodes: " in out["error"] and "--max-bytes 0" in out["error"]
+    assert cli("episode", str(run_dir), "0", ep, "--max-bytes", str(size))["size"]["bytes"] == size
+    assert cli("episode", str(run_dir), "0", ep, "--max-bytes", "0")["size"]["bytes"] == size
+    narrowed = cli("episode", str(run_dir), "0", ep, "--arrays", "shape", "--max-bytes", str(size - 1))
+    assert narrowed["size"]["bytes"] == shapes
