@@ -65,7 +65,8 @@ def drive_cmd(variant, executor, agent_command, run_id, max_sessions, max_iterat
     VARIANT EXECUTOR` (the first session also creates the run), until the run's
     stop conditions hold (STOP file, iteration cap, skips, cost or token cap),
     the agent ends the run, or two sessions in a row record no attempt. Then
-    records why the run stopped."""
+    records why the run stopped; certifying is left to `architect certify`
+    (the JSON's `next`)."""
     from harness.rundir.driver import drive
     from harness.rundir.layout import default_runs_dir
     from harness.variant_api import find_variant
@@ -76,8 +77,10 @@ def drive_cmd(variant, executor, agent_command, run_id, max_sessions, max_iterat
     result = drive(variant, executor, agent_command=agent_command, runs_dir=runs_dir or default_runs_dir(),
                    run_id=run_id, max_sessions=max_sessions, options=options,
                    say=lambda msg: click.echo(msg, err=True))
-    emit(dict(result, ok=True), as_json,
-         human=f"{len(result['sessions'])} session(s); stopped: {result['stop_reason']}\nrun: {result['run']}")
+    certify = f"architect certify {result['run']} --dry-run --json"  # (drive certifies nothing: loop.md section 3)
+    emit(dict(result, ok=True, next=certify), as_json,
+         human=f"{len(result['sessions'])} session(s); stopped: {result['stop_reason']}\nrun: {result['run']}\n"
+               f"next: {certify}, then the same without --dry-run")
 
 
 def register(main: click.Group) -> None:

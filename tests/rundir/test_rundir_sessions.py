@@ -32,6 +32,7 @@ def test_drive_runs_one_fresh_session_per_iteration_until_the_cap(tmp_path, monk
     final = state.read(RunPaths(run))
     assert final["status"] == "stopped" and final["stop_reason"] == out["stop_reason"]
     assert git(run, "status", "--porcelain") == ""
+    assert out["next"] == f"architect certify {run} --dry-run --json"  # drive leaves certifying to its own command
 
 
 def test_end_records_the_stop_file_text_and_status_shows_spend(run_dir: Path):
