@@ -70,16 +70,21 @@ def budget_bounds(graph_dir: Path, episodes: list[tuple[dict, int]]) -> dict:
     }
 
 
+IDS_SHOWN = 5  # a tier's first episode ids in the plan: `episode_ids`, `episode_ids_shown` of its `episodes`
+
+
 def iteration_plan(graph_dir: Path, executor, *, smoke_tier: str, performance_tier: str,
                    smoke_episodes: int | None, eval_episodes: int | None, workers: int | None = None) -> dict:
-    """Episodes, model calls, estimated cost and time of one iteration (smoke + performance tier)."""
+    """Episodes, model calls, estimated cost and time of one iteration (smoke + performance tier).
+    Each tier gives its episode count (`episodes`) and its first IDS_SHOWN ids (`episode_ids`, all of
+    them when it has no more; `episode_ids_shown` says how many): the list holds ids only."""
     tiers = {}
     run_once = []
     for kind, tier, cap in (("smoke", smoke_tier, smoke_episodes), ("performance", performance_tier, eval_episodes)):
         episodes = capped_tier_episodes(executor, tier, cap)
         run_once += [(e, 1) for e in episodes]
-        tiers[kind] = {"tier": tier, "episodes": len(episodes),
-                       "episode_ids": [e["episode_id"] for e in episodes[:5]] + (["…"] if len(episodes) > 5 else [])}
+        shown = [e["episode_id"] for e in episodes[:IDS_SHOWN]]
+        tiers[kind] = {"tier": tier, "episodes": len(episodes), "episode_ids": shown, "episode_ids_shown": len(shown)}
     bounds = budget_bounds(graph_dir, run_once)
     workers = max(1, int(workers or os.cpu_count() or 1))
     measured = measured_time(graph_dir, (performance_tier, smoke_tier), bounds["episodes"], workers)
@@ -165,8 +170,16 @@ def _price_per_token(graph: dict, graph_dir: Path) -> float | None:
     return max(profile.price_input_per_mtok, profile.price_output_per_mtok) / 1e6
 
 
+def _ids_text(tier: dict) -> str:
+    """'a, b, c' or 'a, b, c and 17 more' (the ids a plan shows, and how many it leaves out)."""
+    ids = tier.get("episode_ids") or []
+    more = tier["episodes"] - len(ids)
+    return ", ".join(ids) + (f" and {more} more" if more > 0 else "")
+
+
 def render(plan: dict) -> str:
-    tiers = "; ".join(f"{k}: {t['episodes']} episodes of tier {t['tier']}" for k, t in plan["tiers"].items())
+    tiers = "; ".join(f"{k}: {t['episodes']} episodes of tier {t['tier']} ({_ids_text(t)})"
+                      for k, t in plan["tiers"].items())
     cost = f"${plan['cost_usd_max']:.4f}" if plan["cost_usd_max"] is not None else "unknown"
     run = ""
     if "performance_tier" in plan:

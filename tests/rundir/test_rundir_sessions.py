@@ -11,8 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from rundir_kit import SMALL, cli, git
 
+from harness.cli import main
 from harness.rundir import state
 from harness.rundir.layout import RunPaths
 
@@ -68,6 +70,22 @@ def test_dry_run_prints_one_iteration_without_running(tmp_path):
     assert list(tmp_path.iterdir()) == []  # nothing was created
     loop = cli("loop", "random", "babyai", "--dry-run", "--runs-dir", str(tmp_path))
     assert loop["model_calls_max"] == 0 and loop["cost_usd_max"] == 0.0
+
+
+def test_dry_run_lists_only_episode_ids_and_says_how_many_it_shows(tmp_path):
+    from harness.executor_api import load_executor
+
+    out = cli("init", "random", "babyai", "--dry-run", "--smoke-episodes", "2", "--eval-episodes", "7",
+              "--runs-dir", str(tmp_path))
+    performance, smoke = out["tiers"]["performance"], out["tiers"]["smoke"]
+    tier = [e["episode_id"] for e in load_executor("babyai").episodes("search")]
+    assert performance["episodes"] == 7 and performance["episode_ids_shown"] == len(performance["episode_ids"]) == 5
+    assert set(performance["episode_ids"]) <= set(tier)  # ids only: no marker standing for the rest
+    assert smoke["episodes"] == smoke["episode_ids_shown"] == len(smoke["episode_ids"]) == 2
+    text = CliRunner().invoke(main, ["init", "random", "babyai", "--dry-run", "--smoke-episodes", "2",
+                                     "--eval-episodes", "7", "--runs-dir", str(tmp_path)]).output
+    assert f"{', '.join(performance['episode_ids'])} and 2 more)" in text
+    assert f"({', '.join(smoke['episode_ids'])});" in text
 
 
 def test_dry_run_estimates_time_from_the_cached_episode_times_and_counts_certification(tmp_path, monkeypatch):
