@@ -108,6 +108,9 @@ def test_dry_run_estimates_time_from_the_cached_episode_times_and_counts_certifi
         statistics.fmean(r["wall_seconds"] for r in metrics["episodes"]), abs=1e-3)
     assert measured["wall_seconds_estimate"] < after["wall_seconds_max"] and "estimate" in measured["note"]
     assert "wall_seconds_estimate" in after["certification"]
+    # 2 and 3 episodes are a handful: the run evaluates each on one worker, and the estimate follows it
+    assert after["tiers"]["smoke"]["workers"] == after["tiers"]["performance"]["workers"] == after["workers"] == 1
+    assert measured["wall_seconds_estimate"] == pytest.approx(measured["seconds_per_episode"] * 5, abs=0.1)
 
 
 def test_manifest_records_provenance_and_iteration_zero_has_fitness(base_run: Path):
