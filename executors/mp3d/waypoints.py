@@ -17,7 +17,10 @@ BODY_OUTPUTS = {
                                          "moves}"},
     "panorama": {"type": "Panorama", "doc": "{viewpoint, views: 36 x {view_index, heading, elevation, "
                                             "navigable, caption, objects[, image]}}"},
-    "feedback": {"type": "Feedback", "doc": "{executed: actions run this tick, moved_to, stopped}"},
+    "feedback": {"type": "Feedback",
+                 "doc": "{executed: the actions run in the previous tick, moved_to: the viewpoint after them, "
+                        "stopped}. It reports the previous tick: the actions sent at tick t run when tick t ends, "
+                        "and nodes read what they did at tick t + 1 (at tick 0: executed empty)"},
 }
 
 

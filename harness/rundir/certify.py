@@ -5,7 +5,10 @@ The baseline (iteration 0) and the selected best are each re-evaluated
 `protocol`, else the performance tier), without the cache
 (mean ± sd, Δ); then both are evaluated on the sealed holdout tier and compared
 with the paired test (the best on the search tier is biased upward: the
-winner's curse). Deterministic agents give identical reruns on the same
+winner's curse). When the best is the baseline itself (no later iteration was
+selected over iteration 0), iteration 0 is rerun and evaluated on the holdout
+once and compared with itself (Δ 0, by construction); the record says so
+(`best_is_baseline`). Deterministic agents give identical reruns on the same
 episodes: by default (`episodes="auto"`) two reruns detect that, and the
 reported reruns then run on fresh episodes (the executor's `fresh_episodes`,
 e.g. R2R: unused instructions of the same split; seeded executors: shifted
@@ -38,9 +41,9 @@ FRESH_SEED_STRIDE = 10_000_000   # far from every tier's seeds
 
 
 def _workers(episodes: int | None) -> int | None:
-    from harness.rundir.tiers import FEW_EPISODES
+    from harness.rundir.tiers import evaluation_workers
 
-    return 1 if episodes is not None and episodes <= FEW_EPISODES else None
+    return evaluation_workers(episodes)
 
 
 def holdout_tier(run: Run) -> str:
@@ -163,10 +166,11 @@ def _note(deterministic: bool | None, used: str, executor: str, no_fresh: str | 
 
 
 def _holdout(run: Run, tier: str, best: int, episodes: int | None, progress: bool) -> dict:
+    """Baseline and best on the holdout, paired; the best is evaluated only when it is not iteration 0."""
     from harness.evaluation import evaluate
 
     runs = {}
-    for label, iteration in (("baseline", 0), ("best", best)):
+    for label, iteration in (("baseline", 0),) + ((("best", best),) if best != 0 else ()):
         runs[label] = evaluate(run.paths.iteration(iteration) / "candidate", tier, episodes=episodes,
                                progress=progress, workers=_workers(episodes), tiers=run.manifest.get("tiers"),
                                label=f"certify: holdout, {label} (iteration {iteration}) · {tier}",
@@ -174,6 +178,7 @@ def _holdout(run: Run, tier: str, best: int, episodes: int | None, progress: boo
         if not runs[label]["complete"]:
             raise UserError(f"certification: the holdout evaluation of iteration {iteration} is incomplete; "
                             "certify again")
+    runs.setdefault("best", runs["baseline"])  # the best is iteration 0: the same evaluation
     paired = compare_evaluations(runs["baseline"], runs["best"], metrics=[])
     primary = paired["metrics"][paired["primary_metric"]]
     return {"tier": tier, "episodes": paired["shared"],
@@ -218,6 +223,7 @@ def certify(run: Run, *, reruns: int = 3, holdout_episodes: int | None = None, e
         "run_id": run.paths.run_id,
         "created": now_iso(),
         "best": best,
+        "best_is_baseline": best == 0,
         "selection": selection,
         "reruns": {
             "tier": tier, "episodes": _rerun_episodes(run, tier, count), "times": len(baseline_draws["draws"]),
@@ -244,9 +250,14 @@ def read(paths) -> dict | None:
     return read_record("certification", path) if path.is_file() else None
 
 
+BEST_IS_BASELINE = ("the best is the baseline: no later iteration was selected over iteration 0, so iteration 0 "
+                    "was rerun and evaluated on the holdout once and compared with itself (Δ 0 by construction)")
+
+
 def render(record: dict) -> str:
     r, h = record["reruns"], record["holdout"]
-    lines = [
+    lines = [BEST_IS_BASELINE] if record.get("best_is_baseline") else []
+    lines += [
         f"reruns ({r['times']}x, {r['tier']}, {r['episode_seeds']} episodes): "
         f"baseline {r['baseline']['mean']:.3f} ± {r['baseline']['sd']:.3f}, "
         f"best (iteration {record['best']}) {r['best']['mean']:.3f} ± {r['best']['sd']:.3f}, Δ {r['delta']:+.3f}",

@@ -8,11 +8,14 @@ an estimate from the candidate's cached episode times when the cache holds
 some. Rerun draws: `--episodes fresh` runs `reruns`; `tier` runs at least two
 (they show whether the agents are deterministic); `auto` runs those and, when
 the agents prove deterministic and fresh episodes can be drawn, `reruns` more
-on fresh episodes (`draws_max`)."""
+on fresh episodes (`draws_max`). When the best is iteration 0 itself
+(`best_is_baseline`), certify reruns and evaluates it once, so it is counted
+once (`candidates` holds only the baseline). Each evaluation (one rerun draw,
+one holdout run) counts its episodes over those it runs at once, as certify
+runs them (`at_once`: one worker for a capped handful, else one per core; a
+graph calling a model keeps its profile's concurrency in flight)."""
 
 from __future__ import annotations
-
-import os
 
 from harness.errors import UserError
 from harness.rundir import ledger
@@ -21,7 +24,7 @@ from harness.rundir.run import Run
 
 def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episodes: str) -> dict:
     from harness.rundir.certify import holdout_tier, rerun_draws
-    from harness.rundir.plan import budget_bounds, measured_time
+    from harness.rundir.plan import at_once, budget_bounds, measured_time
     from harness.tier_groups import capped_tier_episodes
 
     best_row = ledger.best_row(ledger.read_rows(run.paths.ledger))
@@ -34,22 +37,26 @@ def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episode
     holdout = holdout_tier(run)
     holdout_specs = capped_tier_episodes(executor, holdout, holdout_episodes)
     draws, draws_max = rerun_draws(reruns, episodes)
-    workers = max(1, os.cpu_count() or 1)
     per_candidate, measured = {}, {}
-    for label, iteration in (("baseline", 0), ("best", best)):
-        rerun_times = draws_max if label == "baseline" or best != 0 else 0  # best == 0: its reruns are iteration 0's
+    candidates = (("baseline", 0),) + ((("best", best),) if best != 0 else ())  # best 0: iteration 0's runs
+    for label, iteration in candidates:
         folder = run.paths.iteration(iteration) / "candidate"
-        cost = budget_bounds(folder, [(e, rerun_times) for e in rerun_specs] + [(e, 1) for e in holdout_specs])
-        per_candidate[label] = dict(cost, iteration=iteration, wall_seconds=round(cost["wall_seconds"] / workers, 1))
+        at_once_reruns = at_once(folder, cap, len(rerun_specs))
+        at_once_holdout = at_once(folder, holdout_episodes, len(holdout_specs))
+        evaluations = [(rerun_specs, draws_max, at_once_reruns), (holdout_specs, 1, at_once_holdout)]
+        cost = budget_bounds(folder, evaluations)
+        per_candidate[label] = dict(cost, iteration=iteration,
+                                    workers={"reruns": at_once_reruns, "holdout": at_once_holdout})
         estimate = measured_time(folder, (rerun_tier, run.manifest["profiles"]["performance_tier"]),
-                                 cost["episodes"], workers)
+                                 [(len(rerun_specs), at_once_reruns)] * draws_max
+                                 + [(len(holdout_specs), at_once_holdout)])
         if estimate is not None:
             measured[label] = estimate
     total = {key: sum(c[key] for c in per_candidate.values())
              for key in ("episodes", "model_calls_max", "tokens_max", "wall_seconds")}
     costs = [c["cost_usd_max"] for c in per_candidate.values()]
     plan = {
-        "best": best, "episode_mode": episodes,
+        "best": best, "best_is_baseline": best == 0, "episode_mode": episodes,
         "reruns": {"tier": rerun_tier, "episodes": len(rerun_specs), "times": reruns, "draws": draws,
                    "draws_max": draws_max,
                    "tier_rule": "the executor profile's rerun_tier, else the run's performance tier; "
@@ -58,28 +65,36 @@ def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episode
         "episodes_max": total["episodes"], "model_calls_max": total["model_calls_max"],
         "tokens_max": total["tokens_max"],
         "cost_usd_max": None if None in costs else round(sum(costs), 4),
-        "wall_seconds_max": round(total["wall_seconds"], 1), "workers": workers,  # (each candidate's, on the workers)
+        "wall_seconds_max": round(total["wall_seconds"], 1),
         "candidates": per_candidate,
         "note": "upper bounds from the graphs' budgets (every episode may use all of them), with the most rerun "
-                "draws the episode mode can run",
+                "draws the episode mode can run; each evaluation's episodes run `workers` at once, as certify "
+                "runs them",
     }
     if len(measured) == len(per_candidate):
         plan["measured"] = {"wall_seconds_estimate": round(sum(m["wall_seconds_estimate"] for m in measured.values()), 1),
-                            "note": "the mean wall time of each candidate's cached episodes, times its episodes, "
-                                    "over the workers"}
+                            "note": "the mean wall time of each candidate's cached episodes, times each evaluation's "
+                                    "episodes (with the most rerun draws), over the episodes it runs at once"}
     return plan
 
 
 def render(plan: dict) -> str:
     r, h = plan["reruns"], plan["holdout"]
     cost = f"${plan['cost_usd_max']:.4f}" if plan["cost_usd_max"] is not None else "unknown (no readable profile)"
+    workers = plan["candidates"]["baseline"]["workers"]
+    if plan.get("best_is_baseline"):
+        head = ("certification of iteration 0, which is also the best (no later iteration was selected over it): "
+                "it is rerun and evaluated on the holdout once and compared with itself (Δ 0 by construction), "
+                "so the figures below count it once")
+    else:
+        head = f"certification of iteration 0 and the best (iteration {plan['best']})"
     lines = [
-        f"certification of iteration 0 and the best (iteration {plan['best']}), episodes {plan['episode_mode']}:",
+        f"{head}; episodes {plan['episode_mode']}:",
         f"reruns: {r['draws']}" + (f" to {r['draws_max']}" if r["draws_max"] != r["draws"] else "")
-        + f" x {r['episodes']} episodes of tier {r['tier']} each ({r['tier_rule']})",
-        f"holdout: {h['episodes']} episodes of the sealed tier {h['tier']} each",
+        + f" x {r['episodes']} episodes of tier {r['tier']} each ({r['tier_rule']}), {workers['reruns']} at once",
+        f"holdout: {h['episodes']} episodes of the sealed tier {h['tier']} each, {workers['holdout']} at once",
         f"at most {plan['episodes_max']} episodes, {plan['model_calls_max']} model calls, {plan['tokens_max']} "
-        f"tokens, cost {cost}, {plan['wall_seconds_max']} s on {plan['workers']} worker(s) ({plan['note']})",
+        f"tokens, cost {cost}, {plan['wall_seconds_max']} s ({plan['note']})",
     ]
     if plan.get("measured"):
         lines.append(f"time, measured: about {plan['measured']['wall_seconds_estimate']} s ({plan['measured']['note']})")

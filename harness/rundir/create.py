@@ -139,8 +139,9 @@ def dry_run(variant: str, executor_or_seed: str, *, smoke_episodes: int | None, 
                           smoke_episodes=tiers.episodes_override(caps, "smoke"),
                           eval_episodes=tiers.episodes_override(caps, "eval"))
     rerun_tier = (executor.profile or {}).get("rerun_tier") or performance_tier
-    certification = certification_plan(executor, rerun_tier=rerun_tier, rerun_cap=tiers.episodes_override(caps, "eval"),
-                                       holdout_tier=holdout_tier, measured=plan["measured"], workers=plan["workers"])
+    certification = certification_plan(executor, seed_dir, rerun_tier=rerun_tier,
+                                       rerun_cap=tiers.episodes_override(caps, "eval"), holdout_tier=holdout_tier,
+                                       measured=plan["measured"])
     notes = tiers.tier_notes(executor, performance_tier, holdout_tier, tiers.episodes_override(caps, "eval"))
     return dict(plan, variant=variant, executor=spec.name, seed_candidate=seed_candidate, certification=certification,
                 performance_tier=performance_tier, holdout_tier=holdout_tier, **notes,

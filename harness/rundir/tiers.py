@@ -15,6 +15,14 @@ VERDICT = "verdict.json"
 FEW_EPISODES = 4
 
 
+def evaluation_workers(cap: int | None) -> int | None:
+    """The workers a run's evaluation asks for when its episodes are capped at `cap`: one for a
+    handful (starting a worker costs more than a few short episodes; the first worker of a process
+    also starts the evaluation's forkserver), else None: the backend's default (local: one per core).
+    Smoke, performance, reruns and certification all follow it, and so do the dry runs' estimates."""
+    return 1 if cap is not None and cap <= FEW_EPISODES else None
+
+
 def content_hash(candidate: Path) -> str:
     """The candidate's canonical hash; raw bytes when graph.json does not parse
     (a broken candidate still gets a stable identity for its check verdict)."""
@@ -175,10 +183,7 @@ def run_tier(candidate: Path, out_dir: Path, *, kind: str, tier: str, episodes: 
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
-    # Starting a worker costs more than a handful of short episodes (the first
-    # worker of a process also starts the evaluation's forkserver): for a
-    # handful of episodes one worker finishes sooner than several.
-    workers = 1 if episodes is not None and episodes <= FEW_EPISODES else None
+    workers = evaluation_workers(episodes)
     evaluation = evaluation or {}
     folder = out_dir.parent  # iterations/N (iteration 0 at init) or staging/S
     label = f"iteration {folder.name}" if folder.parent.name == "iterations" else f"staging {folder.name}"

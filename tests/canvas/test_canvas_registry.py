@@ -198,6 +198,21 @@ def test_every_manipulation_type_documents_its_full_behaviour_with_fallbacks():
     assert "a black frame when `images` or that camera is missing" in policy
 
 
+def test_every_simulators_feedback_says_it_reports_the_previous_tick():
+    """The runtime steps the simulator at the end of a tick, so what `feedback` reports is read one
+    tick later; each simulator's port doc says so in the same words."""
+    reg = default_registry()
+    loaded = [ex for ex in ("babyai", "mapgpt", "manipulation", "libero", "eqa", "smartway")
+              if reg.ensure_executor(ex) is None]
+    assert {"babyai", "mapgpt"} <= set(loaded)
+    docs = {nt.name: nt.outputs["feedback"].doc for nt in reg.all() if nt.is_simulator and "feedback" in nt.outputs}
+    assert len(docs) >= len(loaded)
+    wrong = [name for name, doc in docs.items()
+             if "It reports the previous tick: the actions sent at tick t" not in doc or "at tick t + 1" not in doc
+             or "at tick 0" not in doc]
+    assert wrong == []
+
+
 def test_every_built_in_config_schema_is_a_valid_schema():
     """Built-in types skip the schema check at registration (start-up speed); this is that check."""
     from jsonschema import Draft202012Validator

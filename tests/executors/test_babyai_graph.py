@@ -181,3 +181,12 @@ def test_feedback_reports_every_action_of_the_previous_tick(seed_graph):
     for (tick, _, sent), (next_tick, feedback, _) in zip(seen, seen[1:]):
         assert next_tick == tick + 1
         assert feedback == [str(a) for a in sent]
+    assert seen[0][:2] == (0, [])  # tick 0 reads the reset's: no actions yet
+    # the port doc names exactly the fields the simulator emits, and which tick they report
+    with GraphRunner(seed_graph) as plain:
+        emitted = plain.nodes["sim"].reset_episode({"level": "BabyAI-GoToObjMaze-v0", "seed": 2001},
+                                                   plain.contexts["sim"])["feedback"]
+        doc = plain.node_types["sim"].outputs["feedback"].doc
+    assert set(emitted) == {"actions", "blocked", "steps"}
+    assert all(f"'{key}'" in doc for key in emitted) and "'tick'" not in doc
+    assert "It reports the previous tick" in doc

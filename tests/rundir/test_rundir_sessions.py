@@ -11,8 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from rundir_kit import SMALL, cli, git
 
+from harness.cli import main
 from harness.rundir import state
 from harness.rundir.layout import RunPaths
 
@@ -71,6 +73,22 @@ def test_dry_run_prints_one_iteration_without_running(tmp_path):
     assert loop["model_calls_max"] == 0 and loop["cost_usd_max"] == 0.0
 
 
+def test_dry_run_lists_only_episode_ids_and_says_how_many_it_shows(tmp_path):
+    from harness.executor_api import load_executor
+
+    out = cli("init", "random", "babyai", "--dry-run", "--smoke-episodes", "2", "--eval-episodes", "7",
+              "--runs-dir", str(tmp_path))
+    performance, smoke = out["tiers"]["performance"], out["tiers"]["smoke"]
+    tier = [e["episode_id"] for e in load_executor("babyai").episodes("search")]
+    assert performance["episodes"] == 7 and performance["episode_ids_shown"] == len(performance["episode_ids"]) == 5
+    assert set(performance["episode_ids"]) <= set(tier)  # ids only: no marker standing for the rest
+    assert smoke["episodes"] == smoke["episode_ids_shown"] == len(smoke["episode_ids"]) == 2
+    text = CliRunner().invoke(main, ["init", "random", "babyai", "--dry-run", "--smoke-episodes", "2",
+                                     "--eval-episodes", "7", "--runs-dir", str(tmp_path)]).output
+    assert f"{', '.join(performance['episode_ids'])} and 2 more)" in text
+    assert f"({', '.join(smoke['episode_ids'])});" in text
+
+
 def test_dry_run_estimates_time_from_the_cached_episode_times_and_counts_certification(tmp_path, monkeypatch):
     import statistics
 
@@ -91,6 +109,9 @@ def test_dry_run_estimates_time_from_the_cached_episode_times_and_counts_certifi
         statistics.fmean(r["wall_seconds"] for r in metrics["episodes"]), abs=1e-3)
     assert measured["wall_seconds_estimate"] < after["wall_seconds_max"] and "estimate" in measured["note"]
     assert "wall_seconds_estimate" in after["certification"]
+    # 2 and 3 episodes are a handful: the run evaluates each on one worker, and the estimate follows it
+    assert after["tiers"]["smoke"]["workers"] == after["tiers"]["performance"]["workers"] == after["workers"] == 1
+    assert measured["wall_seconds_estimate"] == pytest.approx(measured["seconds_per_episode"] * 5, abs=0.1)
 
 
 def test_manifest_records_provenance_and_iteration_zero_has_fitness(base_run: Path):

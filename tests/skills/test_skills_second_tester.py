@@ -23,6 +23,8 @@ def test_aflow_says_exactly_what_counts_as_a_duplicate():
     assert "A duplicate is the same candidate" in text and "the same change on the same parent" in text
     assert "The same change on a different parent is a combination, not a duplicate" in text
     assert "`same_change_as`" in text
+    step6 = text[text.index("6. `architect aflow duplicate"):text.index("7. Implement")]
+    assert "`compared` lists what it compared: here only `description`" in step6 and "`not_compared`" in step6
 
 
 def test_implementer_says_what_to_do_for_an_edit_without_a_graph_change():

@@ -132,6 +132,36 @@ def test_duplicates_by_content_hash_and_patch_and_the_count_survives_a_replace(f
     assert again["duplicate"] and again["resamples_used"] == 2
 
 
+def test_compared_lists_only_what_was_compared_against_the_staged_parent(fake_run):
+    import json
+
+    def graph(k):
+        return json.dumps({"name": "g", "nodes": {"m": {"type": "core.Passthrough", "config": {"k": k}}}})
+
+    fake_run.commit([1, 0])
+    fake_run.commit([1, 1], parent=0, description="bigger window")
+    for it, k in ((0, 1), (1, 2)):
+        (fake_run.paths.iteration(it) / "candidate" / "graph.json").write_text(graph(k))
+    staging = fake_run.staging("2", description="a wider gripper", parent=1)
+    (staging / "candidate" / "graph.json").write_text(graph(2))  # as `stage --parent 1` copies it
+    # proposal.md naming another parent (here an iteration not committed) changes nothing: stage.json decides
+    (staging / "proposal.md").write_text("---\ndescription: a wider gripper\naxes: []\nparent: 2\n---\nwhy\n")
+    before = aflow.check_duplicate(fake_run.paths, staging)
+    assert before["compared"] == ["description"] and before["parent"] == 1 and not before["duplicate"]
+    assert "still its parent's (iteration 1)" in before["not_compared"]
+    assert "staged on parent 1" in before["warning"]
+    (staging / "candidate" / "graph.json").write_text(graph(3))
+    after = aflow.check_duplicate(fake_run.paths, staging)
+    assert after["compared"] == ["description", "content hash", "patch"] and "not_compared" not in after
+    (staging / "candidate" / "graph.json").write_text("{not json")  # its change cannot be read
+    unreadable = aflow.check_duplicate(fake_run.paths, staging)
+    assert unreadable["compared"] == ["description", "content hash"] and "patch" in unreadable["not_compared"]
+    (staging / "candidate" / "graph.json").write_text(graph(1))  # back to the seed's candidate: iteration 0's
+    reverted = aflow.check_duplicate(fake_run.paths, staging)
+    assert reverted["duplicate"] and reverted["matches"] == [{"iteration": 0, "status": "committed",
+                                                              "by": "content hash"}]
+
+
 def test_converged_computes_nothing_before_three_scored_iterations(fake_run):
     fake_run.commit([1, 1])
     fake_run.commit([0, 0], parent=0)
@@ -157,9 +187,7 @@ def test_the_same_change_on_another_parent_is_a_combination_not_a_duplicate(fake
     fake_run.commit([1, 1], parent=0, description="compose carefully")
     for it, programs in ((0, base), (1, {**base, **edit}), (2, {**base, "composer": "compose(careful=True)"})):
         write(fake_run.paths.iteration(it), programs)
-    staging = fake_run.staging("3", description="replan on top of careful composing")
-    (staging / "proposal.md").write_text("---\ndescription: replan on top of careful composing\naxes: []\n"
-                                         "parent: 2\n---\nwhy\n")
+    staging = fake_run.staging("3", description="replan on top of careful composing", parent=2)
     write(staging, {**base, "composer": "compose(careful=True)", **edit})
     result = aflow.check_duplicate(fake_run.paths, staging)
     assert result["duplicate"] is False and result["matches"] == [] and result["same_change_as"] == [1]

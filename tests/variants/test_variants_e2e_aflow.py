@@ -34,9 +34,12 @@ def test_aflow_iterations_end_to_end(driver):
     assert exp["accepted"] == 0 and "none yet" in (run_dir / "memory" / "experience.md").read_text()
     staging = d.run("variants/aflow", "architect stage $run --parent P --json", P=0)["staging"]
     d.write_proposal(staging, "explore frontiers instead of following walls", ["exploration"], 0, "walls loop")
-    assert d.run("variants/aflow", "architect aflow duplicate $run STAGING --json", STAGING=staging)["duplicate"] is False
+    before = d.run("variants/aflow", "architect aflow duplicate $run STAGING --json", STAGING=staging)
+    assert before["duplicate"] is False and before["compared"] == ["description"]  # not implemented yet
     _implement(d, staging, FRONTIER)
     d.run("implementer", "architect smoke $run $staging --json", staging=staging)
+    after = d.run("variants/aflow", "architect aflow duplicate $run STAGING --json", STAGING=staging)
+    assert after["duplicate"] is False and after["compared"] == ["description", "content hash", "patch"]
     d.run("evaluator", "architect evaluate $run $staging --json", staging=staging)
     fitness = d.run("evaluator", "architect fitness $run $staging --json", staging=staging)
     assert fitness["text"].startswith("Mean score: ")

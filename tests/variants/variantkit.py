@@ -89,11 +89,12 @@ class FakeRun:
                 "description": description, "axes": list(axes), "time": "2026-01-01T00:00:00+00:00"}
 
     def staging(self, name: str, successes: list[bool] | None = None, description="a change",
-                staged: str = "2026-01-01T00:00:00+00:00") -> Path:
+                staged: str = "2026-01-01T00:00:00+00:00", parent: int = 0) -> Path:
         folder = self.paths.staging / name
         (folder / "candidate").mkdir(parents=True)
-        (folder / "stage.json").write_text(json.dumps({"iteration": int(name.split("-")[0]), "created": staged}))
-        (folder / "proposal.md").write_text(f"---\ndescription: {description}\naxes: []\nparent: 0\n---\nwhy\n")
+        (folder / "stage.json").write_text(json.dumps({"iteration": int(name.split("-")[0]), "created": staged,
+                                                       "parent": parent}))
+        (folder / "proposal.md").write_text(f"---\ndescription: {description}\naxes: []\nparent: {parent}\n---\nwhy\n")
         if successes is not None:
             (folder / "eval").mkdir()
             write_record("metrics", folder / "eval" / "metrics.json", metrics_record(successes))

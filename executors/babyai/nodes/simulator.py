@@ -26,7 +26,12 @@ def _minigrid():
     outputs={
         "observation": {"type": "Observation", "doc": "{'image': uint8[7,7,3] egocentric view, 'direction': compass 0-3}"},
         "mission": {"type": "Text", "doc": "the level's instruction"},
-        "feedback": {"type": "Feedback", "doc": "{'actions': executed names, 'blocked': forward bumps, 'tick'}"},
+        "feedback": {"type": "Feedback",
+                     "doc": "{'actions': the names of the actions executed in the previous tick (the whole chunk), "
+                            "'blocked': for each, whether it was a forward that bumped into something, 'steps': "
+                            "actions executed so far}. It reports the previous tick: the actions sent at tick t run "
+                            "when tick t ends, and nodes read what they did at tick t + 1 (at tick 0: both lists "
+                            "empty, steps 0)"},
         "true_pose": {"type": "Pose", "privileged": True, "doc": "true grid position and minigrid direction"},
         "full_grid": {"type": "Grid", "privileged": True, "doc": "uint8[W,H,3] encoding of the whole level"},
         "verifier": {"type": "Verifier", "privileged": True, "doc": "pending instruction leaves"},

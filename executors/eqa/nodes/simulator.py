@@ -24,6 +24,12 @@ def formatted(question: dict) -> str:
         "question": {"type": "Text", "doc": "the question followed by 'A. ...' to 'D. ...' on their own lines"},
         "choices": {"type": "List[Text]", "doc": "the four choices, A to D"},
         **BODY_OUTPUTS,
+        "feedback": {"type": "Feedback",
+                     "doc": "{executed: the actions run in the previous tick, moved_to: the viewpoint after them, "
+                            "stopped, answer: the latest valid letter received so far, or null}. It reports the "
+                            "previous tick: the actions sent at tick t run when tick t ends (its answer is taken "
+                            "then too), and nodes read what they did at tick t + 1 (at tick 0: executed empty, "
+                            "answer null)"},
         "truth": {"type": "Text", "privileged": True, "doc": "the correct letter (scoring and debugging only)"},
     },
     config_schema=config_schema("truth"),

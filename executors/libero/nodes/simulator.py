@@ -31,7 +31,11 @@ def rotate(frame: np.ndarray) -> np.ndarray:
         "images": {"type": "Images",
                    "doc": "{camera: uint8[H,W,3]} for each of config.cameras, turned 180° as openpi's example does "
                           "(only when cameras is set)"},
-        "feedback": {"type": "Feedback", "doc": "{'steps', 'reward' (cumulative), 'tick'}"},
+        "feedback": {"type": "Feedback",
+                     "doc": "{'steps': control steps executed so far, 'reward': cumulative, 'tick': the tick whose "
+                            "actions were executed last}. It reports the previous tick: the actions sent at tick t "
+                            "run when tick t ends, and nodes read what they did at tick t + 1, so a node firing at "
+                            "tick t sees 'tick' t - 1 (at tick 0 the reset's: steps 0, reward 0, tick 0)"},
         "success": {"type": "Verifier", "privileged": True, "doc": "the task's own goal check"},
     },
     config_schema={
@@ -62,7 +66,10 @@ class Simulator(SimulatorNode):
     BDDL goal holds): the node has no step cap of its own, the episode's budget ends it
     otherwise. A tick without actions steps nothing. `objects` and `gripper` are ground
     truth read from the simulator state (privileged perception); `images` exist only when
-    `cameras` is set, and only then is an offscreen renderer built. Without LIBERO
+    `cameras` is set, and only then is an offscreen renderer built. Every output is the
+    state after the last step: the actions sent at tick t run when tick t ends, so nodes
+    see their outcome at tick t + 1, and `feedback` reports that previous tick (`tick`
+    t - 1 at tick t; at tick 0 the reset's, with steps 0 and tick 0). Without LIBERO
     installed it raises, naming the install command."""
 
     fresh_outputs = True  # (new lists of floats and turned copies of the frames each step; workspace: set at reset)

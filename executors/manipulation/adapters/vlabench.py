@@ -60,7 +60,10 @@ def target_pose(action) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
              "gripper": {"type": "Gripper", "doc": "{position, quaternion [x,y,z,w], fingers [2], opening m} of the "
                                                    "end effector (from ee_state)"},
              "instruction": {"type": "Text", "doc": "the task's instruction"},
-             "feedback": {"type": "Feedback", "doc": "{'steps', 'reward'}"}},
+             "feedback": {"type": "Feedback",
+                          "doc": "{'steps': steps executed so far, 'reward': 1.0 once succeeded, else 0.0}. It "
+                                 "reports the previous tick: the actions sent at tick t run when tick t ends, and "
+                                 "nodes read what they did at tick t + 1 (at tick 0 the reset's: steps 0)"}},
     config_schema={"type": "object", "additionalProperties": False, "properties": {}},
     doc="A VLABench task (episode level = task name, seed = episode index); needs VLABench and its assets "
         "(not available on every machine: the node says what to install).",

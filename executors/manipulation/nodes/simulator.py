@@ -24,7 +24,11 @@ CAMERAS = ("agentview", "robot0_eye_in_hand")
         "images": {"type": "Images", "doc": "{camera: uint8[H,W,3] RGB, camera_depth: float32[H,W,1] (normalised "
                                             "0-1), camera_segmentation: int32[H,W,1] instance ids} (only when "
                                             "config.cameras is set)"},
-        "feedback": {"type": "Feedback", "doc": "{'steps', 'reward' (cumulative), 'tick'}"},
+        "feedback": {"type": "Feedback",
+                     "doc": "{'steps': control steps executed so far, 'reward': cumulative, 'tick': the tick whose "
+                            "actions were executed last}. It reports the previous tick: the actions sent at tick t "
+                            "run when tick t ends, and nodes read what they did at tick t + 1, so a node firing at "
+                            "tick t sees 'tick' t - 1 (at tick 0 the reset's: steps 0, reward 0, tick 0)"},
         "success": {"type": "Verifier", "privileged": True, "doc": "the task's own success checker"},
     },
     config_schema={
@@ -49,7 +53,10 @@ class Simulator(SimulatorNode):
     the task's own checker is run; the episode ends on success (the node has no step cap
     of its own: the runtime's ends it otherwise). A tick without actions steps nothing.
     `objects` and `gripper` are ground truth read from the simulator state; `images`
-    exist only when `cameras` is set."""
+    exist only when `cameras` is set. Every output is the state after the last step:
+    the actions sent at tick t run when tick t ends, so nodes see their outcome at tick
+    t + 1, and `feedback` reports that previous tick (`tick` t - 1 at tick t; at tick 0
+    the reset's, with steps 0 and tick 0)."""
 
     fresh_outputs = True  # (new lists of floats, and flipped copies of the frames, each step)
 

@@ -68,7 +68,9 @@ def aflow_experience(run, parent, out, as_json):
 def aflow_duplicate(run, staging, as_json):
     """Is STAGING's proposal a repeat of an earlier one (description; once implemented, the same candidate
     or the same change on the same parent)? The same change on another parent is listed in
-    `same_change_as`, not a duplicate.
+    `same_change_as`, not a duplicate. `compared` lists what was compared: the description always;
+    `content hash` and `patch` once the candidate differs from its staged parent (`parent`, from
+    stage.json); `not_compared` says why the rest was not.
 
     Counts duplicate hits in the staging folder: `resample` while at most 5
     resamples were used, then `give_up`.

@@ -234,17 +234,19 @@ def _with_config_defaults(graph: dict) -> dict:
 
 
 def committed_changes(paths: RunPaths) -> list[dict[str, Any]]:
-    """Every committed child's parent, content hash and change against its parent (`change_of`)."""
+    """Every committed iteration's parent, content hash and change against its parent (`change_of`;
+    iteration 0, which has no parent, by its content hash alone)."""
     from harness.rundir.records import committed_iterations
     from harness.rundir.tiers import content_hash
 
     out = []
     for iteration in committed_iterations(paths):
+        candidate = paths.iteration(iteration) / "candidate"
         if iteration == 0:
+            out.append({"iteration": 0, "parent": None, "hash": content_hash(candidate), "change": None})
             continue
         meta, _ = read_proposal(paths.iteration(iteration) / "proposal.md")
         parent = meta.get("parent")
-        candidate = paths.iteration(iteration) / "candidate"
         entry = {"iteration": iteration, "parent": parent, "hash": content_hash(candidate), "change": None}
         if isinstance(parent, int):
             entry["change"] = change_of(paths.iteration(parent) / "candidate", candidate)
@@ -285,19 +287,21 @@ def change_of(parent_dir: Path, child_dir: Path) -> str | None:
 
 
 def content_duplicates(paths: RunPaths, staging: Path,
-                       parent: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], bool]:
-    """(duplicates, same change on another parent, implemented yet).
+                       parent: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """(duplicates, same change on another parent, what was compared: "content hash", "patch").
 
     A duplicate: a committed iteration whose candidate equals the staged one
-    (same content hash), or which made the same change (`change_of`) on the
-    same parent. The same change made on a different parent is a combination
-    with what that parent holds, not a duplicate: it is listed apart."""
+    (same content hash; iteration 0 included), or which made the same change
+    (`change_of`) on the same parent. The same change made on a different parent
+    is a combination with what that parent holds, not a duplicate: it is listed
+    apart. While the staged candidate is still its parent's (not implemented yet)
+    nothing is compared; "patch" only when its change could be read."""
     from harness.rundir.tiers import content_hash
 
     parent_dir, child_dir = paths.iteration(parent) / "candidate", staging / "candidate"
     own_hash = content_hash(child_dir)
     if own_hash == content_hash(parent_dir):
-        return [], [], False
+        return [], [], []
     own_change = change_of(parent_dir, child_dir)
     matches, elsewhere = [], []
     for change in committed_changes(paths):
@@ -308,23 +312,36 @@ def content_duplicates(paths: RunPaths, staging: Path,
                 matches.append({"iteration": change["iteration"], "status": "committed", "by": "same patch"})
             else:
                 elsewhere.append({"iteration": change["iteration"], "parent": change["parent"]})
-    return matches, elsewhere, True
+    return matches, elsewhere, ["content hash"] + (["patch"] if own_change is not None else [])
+
+
+def staged_parent(staging: Path, meta: dict[str, Any]) -> int | None:
+    """The parent STAGING was staged on (stage.json, which `commit` records), else proposal.md's."""
+    stage_file = staging / "stage.json"
+    recorded = read_json(stage_file, "stage record").get("parent") if stage_file.is_file() else None
+    if isinstance(recorded, int):
+        return recorded
+    return meta.get("parent") if isinstance(meta.get("parent"), int) else None
 
 
 def check_duplicate(paths: RunPaths, staging: Path) -> dict[str, Any]:
     """Compare the staged attempt with earlier ones: its description (whitespace-
-    normalised) always; once implemented, also its content hash and its change
-    against its parent (`content_duplicates`). Every distinct duplicate proposal (description and candidate content)
-    counts one resample, also after `stage --replace`; checking the same one again does not."""
+    normalised) always; once implemented (its candidate differs from the staged
+    parent's), also its content hash and its change against that parent
+    (`content_duplicates`). `compared` lists what was compared, `not_compared`
+    says why the rest was not. Every distinct duplicate proposal (description and
+    candidate content) counts one resample, also after `stage --replace`;
+    checking the same one again does not."""
     meta, _ = read_proposal(staging / "proposal.md")
     if not meta.get("description"):
         raise UserError(f"{staging / 'proposal.md'}: missing, or no 'description' in its front matter")
     matches = [dict(m, by="description") for m in find_duplicates(meta["description"], previous_modifications(paths))]
     # Unique per (iteration, description): the ledger and the committed folder name the same attempt.
     unique = {(m["iteration"], m["status"]): m for m in matches}
-    implemented, elsewhere = False, []
-    if isinstance(meta.get("parent"), int):
-        by_content, elsewhere, implemented = content_duplicates(paths, staging, meta["parent"])
+    parent = staged_parent(staging, meta)
+    compared_content, elsewhere = [], []
+    if parent is not None:
+        by_content, elsewhere, compared_content = content_duplicates(paths, staging, parent)
         for m in by_content:
             unique.setdefault((m["iteration"], m["status"]), m)
     # Outside the staging folder, so `stage --replace` (restoring the parent's files) keeps the count;
@@ -342,17 +359,29 @@ def check_duplicate(paths: RunPaths, staging: Path) -> dict[str, Any]:
     out = {
         "duplicate": duplicate,
         "matches": list(unique.values()),
-        "compared": ["description", "content hash", "patch"] if implemented else ["description"],
+        "parent": parent,
+        "compared": ["description"] + compared_content,
         "same_change_as": [e["iteration"] for e in elsewhere],
         "resamples_used": len(hits),
         "max_resamples": MAX_RESAMPLES,
         "resample": duplicate and len(hits) <= MAX_RESAMPLES,
         "give_up": duplicate and len(hits) > MAX_RESAMPLES,
     }
+    if parent is None:
+        out["not_compared"] = "content hash and patch: the staging folder records no parent (stage.json)"
+    elif not compared_content:
+        out["not_compared"] = (f"content hash and patch: the candidate is still its parent's (iteration {parent}); "
+                               "they are compared once it is implemented")
+    elif "patch" not in compared_content:
+        out["not_compared"] = ("patch: the change against the parent could not be read (a JSON file that does "
+                               "not parse, or a file that is not UTF-8 text)")
+    if isinstance(meta.get("parent"), int) and parent is not None and meta["parent"] != parent:
+        out["warning"] = (f"proposal.md names parent {meta['parent']}, but {staging.name} was staged on parent "
+                          f"{parent}: compared against {parent}, which commit records too")
     if elsewhere:
         out["allowed"] = "different parent: " + "; ".join(
             f"the same change as iteration {e['iteration']} (made on parent {e['parent']}), here on parent "
-            f"{meta['parent']}, is a combination with what this parent holds, not a duplicate" for e in elsewhere)
+            f"{parent}, is a combination with what this parent holds, not a duplicate" for e in elsewhere)
     return out
 
 
