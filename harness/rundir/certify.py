@@ -114,9 +114,10 @@ def _no_fresh(run: Run, reruns: int) -> str | None:
 
 
 def _reruns(run: Run, best: int, reruns: int, mode: str,
-            progress: bool) -> tuple[dict, dict, bool | None, str, str | None]:
+            progress: bool) -> tuple[dict, dict, bool | None, str, str | None, dict | None]:
     """(baseline draws, best draws, deterministic, episodes used: "the tier's" | "fresh",
-    why no fresh episodes were drawn for deterministic agents or None).
+    why no fresh episodes were drawn for deterministic agents or None, the probe's draws when
+    fresh reruns replaced them or None).
 
     `auto`: two reruns on the tier's episodes first (the probe); when both agents
     repeat themselves exactly there (deterministic: more reruns would all be
@@ -130,11 +131,13 @@ def _reruns(run: Run, best: int, reruns: int, mode: str,
     probe = mode == "auto"
     draws = {it: [_draw(run, it, k, fresh, progress, first, probe) for k in range(1, first + 1)] for it in iterations}
     deterministic = None if fresh else all(d[0][1] == d[1][1] for d in draws.values())
-    no_fresh = None
+    no_fresh = probe_draws = None
     if mode == "auto" and deterministic:
         no_fresh = _no_fresh(run, reruns)
         if no_fresh is None:
             fresh = True
+            probe_draws = {"episode_seeds": "the tier's", "baseline": [m for m, _ in draws[0]],
+                           "best": [m for m, _ in draws[best]]}
             draws = {it: [_draw(run, it, k, True, progress, reruns) for k in range(1, reruns + 1)] for it in iterations}
         # else: no fresh episodes, so the probe's draws are every rerun there would be: stop here
     elif mode == "auto":
@@ -142,7 +145,7 @@ def _reruns(run: Run, best: int, reruns: int, mode: str,
             draws[it] += [_draw(run, it, k, False, progress, reruns) for k in range(first + 1, reruns + 1)]
     draws = {it: d[:reruns] for it, d in draws.items()}
     return (_summary(0, draws[0]), _summary(best, draws[best]), deterministic, "fresh" if fresh else "the tier's",
-            no_fresh)
+            no_fresh, probe_draws)
 
 
 def _note(deterministic: bool | None, used: str, executor: str, no_fresh: str | None) -> str | None:
@@ -216,7 +219,7 @@ def certify(run: Run, *, reruns: int = 3, holdout_episodes: int | None = None, e
         raise UserError(f"run {run.paths.run_id} has no committed iteration to certify")
     best = best_row["iteration"]
     selection = best_view(run.paths)
-    baseline_draws, best_draws, deterministic, used, no_fresh = _reruns(run, best, reruns, episodes, progress)
+    baseline_draws, best_draws, deterministic, used, no_fresh, probe = _reruns(run, best, reruns, episodes, progress)
     tier, count = run.tier("rerun")
     record = {
         "schema_version": 1,
@@ -230,6 +233,7 @@ def certify(run: Run, *, reruns: int = 3, holdout_episodes: int | None = None, e
             "episode_seeds": used,
             "baseline": baseline_draws, "best": best_draws,
             "delta": best_draws["mean"] - baseline_draws["mean"],
+            **({"probe": probe} if probe else {}),
         },
         "deterministic": deterministic,
         "note": _note(deterministic, used, run.manifest["executor"], no_fresh),
@@ -268,4 +272,8 @@ def render(record: dict) -> str:
         lines.append(f"holdout size: {h['size']}")
     if record.get("note"):
         lines.append(record["note"])
+    if r.get("probe"):
+        lines.append("determinism probe (the tier's episodes, not in the reruns above): baseline "
+                     + ", ".join(f"{m:.3f}" for m in r["probe"]["baseline"]) + "; best "
+                     + ", ".join(f"{m:.3f}" for m in r["probe"]["best"]))
     return "\n".join(lines)

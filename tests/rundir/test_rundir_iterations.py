@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from rundir_kit import cli, git, iteration_commits
 
+from harness.rundir.certify import render as certify_text
 from harness.schemas import validate_instance
 
 ITERATION_FILES = ["candidate/graph.json", "proposal.md", "patch.json", "diff.txt", "stage.json", "check.json",
@@ -52,6 +53,9 @@ def test_loop_commits_one_git_commit_per_iteration_with_complete_folders(run_dir
     assert cert["reruns"]["delta"] == pytest.approx(cert["reruns"]["best"]["mean"] - cert["reruns"]["baseline"]["mean"])
     # the BabyAI graphs are deterministic: two reruns tell, and the reported ones run on fresh episodes
     assert cert["deterministic"] is True and cert["reruns"]["episode_seeds"] == "fresh" and "fresh" in cert["note"]
+    probe = cert["reruns"]["probe"]  # the two identical draws on the tier's episodes that decided it stay on record
+    assert probe["episode_seeds"] == "the tier's" and len(probe["baseline"]) == len(probe["best"]) == 2
+    assert probe["baseline"][0] == probe["baseline"][1] and "determinism probe" in certify_text(cert)
     assert cert["holdout"]["tier"] == "holdout" and cert["holdout"]["episodes"] == 3  # the run's --eval-episodes
     assert cert["holdout"]["verdict"] in ("better", "worse", "indistinguishable")
     # holdout figures reach no proposer: nothing under memory/, iterations/ or the ledger mentions them
