@@ -81,13 +81,15 @@ def test_certification_of_a_deterministic_agent_stops_after_the_probe_without_fr
 
     monkeypatch.setattr(certify, "_draw", draw)
     monkeypatch.setattr(certify, "_no_fresh", lambda run, reruns: None if fresh_possible else "no seed")
-    baseline, best, deterministic, used, no_fresh = certify._reruns(_Run(), 3, reruns=3, mode="auto",
-                                                                    progress=False)
+    baseline, best, deterministic, used, no_fresh, probe = certify._reruns(_Run(), 3, reruns=3, mode="auto",
+                                                                           progress=False)
     assert deterministic is True
     if fresh_possible:
         assert used == "fresh" and len(best["draws"]) == 3 and len(draws) == 4 + 6
-    else:
+        assert probe == {"episode_seeds": "the tier's", "baseline": [0.46, 0.46], "best": [0.46, 0.46]}
+    else:  # (the probe's draws are the reported ones: nothing kept apart)
         assert used == "the tier's" and draws == [(0, 1, False), (0, 2, False), (3, 1, False), (3, 2, False)]
+        assert probe is None
         note = certify._note(True, used, "eqa", no_fresh)
         assert baseline["draws"] == [0.46, 0.46] and "no seed; so certification stopped after the two probe" in note
 
@@ -97,8 +99,8 @@ def test_certification_of_a_varying_agent_reruns_as_often_as_asked(monkeypatch):
 
     outcomes = iter([[True], [False]] * 4)
     monkeypatch.setattr(certify, "_draw", lambda run, it, k, fresh, progress, of, probe=False: (0.5, next(outcomes)))
-    baseline, best, deterministic, used, _ = certify._reruns(_Run(), 2, reruns=4, mode="auto", progress=False)
-    assert deterministic is False and len(baseline["draws"]) == len(best["draws"]) == 4
+    baseline, best, deterministic, used, _, probe = certify._reruns(_Run(), 2, reruns=4, mode="auto", progress=False)
+    assert deterministic is False and len(baseline["draws"]) == len(best["draws"]) == 4 and probe is None
 
 
 @pytest.mark.parametrize("fresh_possible", [True, False])
