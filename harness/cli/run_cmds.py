@@ -221,9 +221,9 @@ def _tier_command(kind: str, name: str, doc: str):
                 from harness.rundir.race import race_staging
 
                 verdict = race_staging(opened, folder, RaceConfig(alpha=alpha, margin=margin, batch=batch),
-                                       progress=not as_json)
+                                       progress=True)
             else:
-                verdict = opened.evaluate_staging(folder, kind, progress=not as_json)
+                verdict = opened.evaluate_staging(folder, kind, progress=True)
         extra = {"staging": str(folder), "results": str(folder / kind)}
         if kind == "eval":  # `passed` here is "usable", not "better": say so in a key of its own
             extra["scored"] = bool(verdict["passed"])
@@ -379,7 +379,7 @@ def rerun_cmd(run, iteration, times, runs_dir, as_json):
     from harness.rundir.run import open_run
 
     with open_run(run, runs_dir) as opened:
-        record = rerun(opened, iteration, times, progress=not as_json)
+        record = rerun(opened, iteration, times, progress=True)
     emit(dict(record, ok=True), as_json,
          human=f"iteration {iteration}: {len(record['draws'])} draw(s), mean {record['mean']:.4f} ± {record['sd']:.4f}")
 

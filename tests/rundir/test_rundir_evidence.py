@@ -159,3 +159,12 @@ def test_episodes_metrics_against_another_iteration_marks_each_change_in_its_dir
 def test_episodes_help_explains_the_metrics_table():
     text = cli_text("episodes", "--help")
     assert "--metrics" in text and "better direction" in text and "per_episode" in text
+
+
+def test_smoke_and_evaluate_with_json_report_progress_on_stderr_and_one_object_on_stdout(run_dir: Path):
+    staging = Path(cli("stage", str(run_dir))["staging"])
+    for command, tier in (("smoke", "smoke"), ("evaluate", "search")):
+        result = CliRunner().invoke(main, [command, str(run_dir), str(staging), "--json"], catch_exceptions=False)
+        assert result.exit_code == 0 and json.loads(result.stdout)["ok"] is True
+        # (a coding agent reading the command's output sees that the evaluation is alive)
+        assert f"{tier}: " in result.stderr and " episodes" in result.stderr, (command, result.stderr)

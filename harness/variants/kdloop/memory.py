@@ -428,7 +428,7 @@ def evaluate_slots(run, stagings: list[Path]) -> dict[str, Any]:
     cores = os.cpu_count() or 1
     workers = slot_concurrency(len(stagings), episodes, cores)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        verdicts = list(pool.map(lambda folder: run.evaluate_staging(folder, "eval"), stagings))
+        verdicts = list(pool.map(lambda folder: run.evaluate_staging(folder, "eval", progress=True), stagings))
     per_slot = max(1, min(cores, episodes))
     if workers >= len(stagings):
         why = f"all {len(stagings)} slot(s) at once: {cores} cores, {per_slot} worker process(es) per slot"
