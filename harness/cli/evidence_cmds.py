@@ -163,9 +163,12 @@ def outputs_cmd(run, iteration, node, port, vs, runs_dir, as_json):
 @click.option("--reruns", type=click.IntRange(min=1), default=3, show_default=True,
               help="Reruns of iteration 0 and of the best (no cache) on the run's rerun tier: the executor "
                    "profile's `rerun_tier` (LIBERO: protocol), else the run's performance tier; the run's "
-                   "--eval-episodes cap applies. `--dry-run` names the tier.")
+                   "--eval-episodes cap (or --rerun-episodes) applies. `--dry-run` names the tier.")
 @click.option("--holdout-episodes", type=click.IntRange(min=1), default=None,
               help="Only N episodes of the sealed holdout tier, taken round-robin over its groups (default: all).")
+@click.option("--rerun-episodes", type=click.IntRange(min=1), default=None,
+              help="Only N episodes of the rerun tier in each rerun, taken round-robin over its groups "
+                   "(default: the run's --eval-episodes cap, else all).")
 @click.option("--episodes", "episodes", type=click.Choice(["auto", "tier", "fresh"]), default="auto", show_default=True,
               help="Rerun episodes: the tier's, fresh ones (R2R: unused instructions of the same split; EQA: unused "
                    "questions of the same split; LIBERO: unused initial states of the same tasks; else shifted "
@@ -179,7 +182,7 @@ def outputs_cmd(run, iteration, node, port, vs, runs_dir, as_json):
 @handled
 @interruptible(lambda kw: "the run is consistent: no certification.json was written; run "
                           f"`architect certify {kw['run']}` again to certify")
-def certify_cmd(run, reruns, holdout_episodes, episodes, fresh_seeds, dry_run, runs_dir, as_json):
+def certify_cmd(run, reruns, holdout_episodes, rerun_episodes, episodes, fresh_seeds, dry_run, runs_dir, as_json):
     """End-of-run certification: re-evaluate iteration 0 and the best (mean ±
     sd, Δ), then both on the sealed holdout with a paired test; writes and
     commits RUN/certification.json. Run it when the search has stopped: its
@@ -191,13 +194,15 @@ def certify_cmd(run, reruns, holdout_episodes, episodes, fresh_seeds, dry_run, r
         from harness.rundir.layout import resolve_run
         from harness.rundir.run import Run
 
-        plan = certify_plan(Run(resolve_run(run, runs_dir)), reruns=reruns, holdout_episodes=holdout_episodes,
-                            episodes=mode)
+        opened = Run(resolve_run(run, runs_dir))
+        opened.rerun_episodes = rerun_episodes
+        plan = certify_plan(opened, reruns=reruns, holdout_episodes=holdout_episodes, episodes=mode)
         return emit(dict(plan, ok=True, dry_run=True), as_json, render(plan))
     from harness.rundir.certify import certify, render
     from harness.rundir.run import open_run
 
     with open_run(run, runs_dir) as opened:
+        opened.rerun_episodes = rerun_episodes
         record = certify(opened, reruns=reruns, holdout_episodes=holdout_episodes, episodes=mode, progress=True)
     emit(rounded(record), as_json, render(record))
 

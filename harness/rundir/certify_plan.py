@@ -60,7 +60,7 @@ def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episode
         "reruns": {"tier": rerun_tier, "episodes": len(rerun_specs), "times": reruns, "draws": draws,
                    "draws_max": draws_max,
                    "tier_rule": "the executor profile's rerun_tier, else the run's performance tier; "
-                                "the run's --eval-episodes cap applies"},
+                                "--rerun-episodes, else the run's --eval-episodes cap, applies"},
         "holdout": {"tier": holdout, "episodes": len(holdout_specs)},
         "episodes_max": total["episodes"], "model_calls_max": total["model_calls_max"],
         "tokens_max": total["tokens_max"],

@@ -185,7 +185,7 @@ def certification_plan(executor, graph_dir: Path, *, rerun_tier: str, rerun_cap:
             "holdout_episodes": holdout, "episodes": episodes, "episodes_max": most,
             "note": f"`episodes`: {reruns} reruns of each on tier {rerun_tier!r}, then each on the holdout; "
                     f"{deterministic}; when the best is iteration 0 itself, it runs once: half of these; "
-                    "--reruns and --holdout-episodes make it smaller"}
+                    "--reruns, --rerun-episodes and --holdout-episodes make it smaller"}
     if measured:
         evaluations = [(rerun, at_once(graph_dir, rerun_cap, rerun))] * (2 * draws)
         if holdout:

@@ -19,6 +19,7 @@ class Run:
     def __init__(self, paths: RunPaths):
         self.paths = paths
         self.manifest = read_record("manifest", paths.manifest)
+        self.rerun_episodes: int | None = None  # this command's cap on the rerun tier (certify --rerun-episodes)
 
     @property
     def root(self) -> Path:
@@ -63,7 +64,8 @@ class Run:
     def tier(self, kind: str) -> tuple[str, int | None]:
         """(tier name, episode count override) for kind "smoke", "eval" or "rerun" (the
         tier of certification's reruns and `architect rerun`: the profile's `rerun_tier`,
-        else the performance tier; the performance tier's episode cap applies to it)."""
+        else the performance tier; `rerun_episodes` when set, else the performance tier's
+        episode cap, applies to it)."""
         from harness.rundir.tiers import episodes_override
 
         profiles = self.manifest["profiles"]
@@ -73,6 +75,8 @@ class Run:
             name = profiles.get("rerun_tier") or profiles["performance_tier"]
         else:
             name = profiles["performance_tier"]
+        if kind == "rerun" and self.rerun_episodes is not None:
+            return name, self.rerun_episodes
         return name, episodes_override(self.manifest["caps"], "smoke" if kind == "smoke" else "eval")
 
     def backend(self) -> dict:

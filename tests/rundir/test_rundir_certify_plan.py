@@ -140,3 +140,15 @@ def test_certify_labels_the_determinism_probe_apart_from_the_reruns(run_dir, mon
         "certify: determinism probe 1/2", "certify: determinism probe 2/2",
         "certify: rerun 1/3", "certify: rerun 2/3", "certify: rerun 3/3"]
     assert all("(fresh episodes)" in label for label in labels[2:])
+
+
+def test_rerun_episodes_caps_each_rerun_in_the_dry_run_and_the_certification(run_dir):
+    whole = cli("certify", str(run_dir), "--dry-run", "--holdout-episodes", "2")
+    assert whole["reruns"]["episodes"] == 3  # the run's --eval-episodes cap
+    plan = cli("certify", str(run_dir), "--dry-run", "--holdout-episodes", "2", "--rerun-episodes", "2")
+    assert plan["reruns"]["episodes"] == 2 and plan["episodes_max"] < whole["episodes_max"]
+    assert "--rerun-episodes" in plan["reruns"]["tier_rule"]
+    record = cli("certify", str(run_dir), "--reruns", "1", "--holdout-episodes", "2", "--rerun-episodes", "2",
+                 "--episodes", "tier")
+    assert record["reruns"]["episodes"] == 2 and record["reruns"]["tier"] == whole["reruns"]["tier"]
+    assert json.loads((run_dir / "certification.json").read_text())["reruns"]["episodes"] == 2
