@@ -19,9 +19,7 @@
    written as JSONL (every port value in full): wall times (each episode's
    best over interleaved rounds, summed; see `bench_overhead`) and ratios
    (target: logged runtime <= 1.1x the plain loop), with the share of the
-   logged time spent writing the file (`write_jsonl`) beside them; and (in
-   `rows`, where valgrind is installed) the three modes' instruction counts,
-   which no other load on the machine changes.
+   logged time spent writing the file (`write_jsonl`) beside them.
 Figures are printed side by side; nothing is asserted.
 """
 
@@ -128,105 +126,54 @@ def plain_episode(runner, graph: dict, episode: dict) -> dict:
     return {"steps": steps, **sim.result()}
 
 
-MODES = ("plain", "runtime", "runtime+log")
-
-
-def _seed_runner(n_episodes: int):
-    """The first search episodes, the seed's graph and its runner, warmed up on two episodes."""
-    from executors import load_executor
-    from harness.canvas.graph import load_graph
-    from harness.canvas.runtime import GraphRunner
-
-    episodes = load_executor("babyai").episodes("search")[:n_episodes]
-    graph = load_graph(SEED)
-    runner = GraphRunner(graph, candidate_dir=SEED)
-    for ep in episodes[:2]:  # warm up imports and caches
-        runner.run_episode(ep)
-    return episodes, graph, runner
-
-
-def run_mode(mode: str, runner, graph: dict, episode: dict, log_dir: Path) -> tuple[dict, float]:
-    """One episode in one of MODES; with its log written (runtime+log), the seconds `write_jsonl` took."""
-    from harness.canvas.episode_log import EpisodeLog
-
-    if mode == "plain":
-        return plain_episode(runner, graph, episode), 0.0
-    if mode == "runtime":
-        return runner.run_episode(episode), 0.0
-    log = EpisodeLog()
-    result = runner.run_episode(episode, log)
-    w0 = time.perf_counter()
-    log.write_jsonl(log_dir / f"{episode['episode_id'].replace(':', '_')}.jsonl")
-    return result, time.perf_counter() - w0
-
-
-def count_instructions_child(mode: str, n_episodes: int, passes: int) -> None:
-    """What `bench_instructions` counts: the set-up, then `passes` passes of MODE over the episodes."""
-    episodes, graph, runner = _seed_runner(n_episodes)
-    with tempfile.TemporaryDirectory() as tmp:
-        for k in range(passes):
-            for ep in episodes:
-                run_mode(mode, runner, graph, ep, Path(tmp) / str(k))
-    runner.close()
-
-
-def bench_instructions(n_episodes: int) -> dict | None:
-    """The three modes' work in instructions (valgrind's cachegrind, no cache simulation), which the
-    machine's speed and load do not change: each mode's pass over the episodes minus a run of the
-    same set-up with no pass. None without valgrind."""
-    import re
-    import shutil
-    import subprocess
-
-    if shutil.which("valgrind") is None:
-        return None
-    env = dict(os.environ, PYTHONHASHSEED="0")  # (the same dict and set orders in every child)
-    code = "import sys, bench_evaluate as b; b.count_instructions_child(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))"
-
-    def count(mode: str, passes: int) -> int:
-        done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-                               sys.executable, "-c", code, mode, str(n_episodes), str(passes)],
-                              cwd=ROOT / "bench", env=env, capture_output=True, text=True, check=True)
-        return int(re.search(r"I\s+refs:\s+([\d,]+)", done.stderr).group(1).replace(",", ""))
-
-    from concurrent.futures import ThreadPoolExecutor
-
-    runs = [("plain", 0)] + [(mode, 1) for mode in MODES]
-    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:  # (counts do not depend on what else runs)
-        setup, *passes = pool.map(lambda run: count(*run), runs)
-    return {"n": n_episodes, "setup": setup, **{mode: n - setup for mode, n in zip(MODES, passes)}}
-
-
 def bench_overhead(n_episodes: int, rounds: int = 5) -> dict:
     """The three modes on the same episodes, each round running every mode's whole block of
     episodes (as a worker runs them), rounds interleaved with the modes' order alternating. Each
     episode's time is its minimum over the rounds, and a mode's figure their sum: the machine may
     be shared, and its disturbances, short against a round of blocks, seldom spare a whole block
     but often spare one episode. The blocks' own minima are kept beside them (`block`)."""
-    episodes, graph, runner = _seed_runner(n_episodes)
-    wall = {mode: [math.inf] * len(episodes) for mode in MODES}
-    cpu = {mode: [math.inf] * len(episodes) for mode in MODES}  # process time: what a loaded machine's wall time hides
-    block = dict.fromkeys(MODES, math.inf)
+    from executors import load_executor
+    from harness.canvas.episode_log import EpisodeLog
+    from harness.canvas.graph import load_graph
+    from harness.canvas.runtime import GraphRunner
+
+    ex = load_executor("babyai")
+    episodes = ex.episodes("search")[:n_episodes]
+    graph = load_graph(SEED)
+    runner = GraphRunner(graph, candidate_dir=SEED)
+    for ep in episodes[:2]:  # warm up imports and caches
+        runner.run_episode(ep)
+    modes = ("plain", "runtime", "runtime+log")
+    wall = {mode: [math.inf] * len(episodes) for mode in modes}
+    cpu = {mode: [math.inf] * len(episodes) for mode in modes}  # process time: what a loaded machine's wall time hides
+    block = dict.fromkeys(modes, math.inf)
     written = [math.inf] * len(episodes)  # runtime+log: its `write_jsonl` alone
     outcomes = {}
     with tempfile.TemporaryDirectory() as tmp:
         for round_ in range(rounds):
-            for mode in MODES if round_ % 2 == 0 else MODES[::-1]:
+            for mode in modes if round_ % 2 == 0 else modes[::-1]:
                 res = []
                 start = time.perf_counter()
                 for i, ep in enumerate(episodes):
                     t0, c0 = time.perf_counter(), time.process_time()
-                    # (a new folder per round, as each evaluation has: replacing a file costs more)
-                    r, w = run_mode(mode, runner, graph, ep, Path(tmp) / str(round_))
-                    if mode == "runtime+log":
-                        written[i] = min(written[i], w)
+                    if mode == "plain":
+                        r = plain_episode(runner, graph, ep)
+                    elif mode == "runtime":
+                        r = runner.run_episode(ep)
+                    else:
+                        log = EpisodeLog()
+                        r = runner.run_episode(ep, log)
+                        w0 = time.perf_counter()
+                        # (a new folder per round, as each evaluation has: replacing a file costs more)
+                        log.write_jsonl(Path(tmp) / str(round_) / f"{ep['episode_id'].replace(':', '_')}.jsonl")
+                        written[i] = min(written[i], time.perf_counter() - w0)
                     wall[mode][i] = min(wall[mode][i], time.perf_counter() - t0)
                     cpu[mode][i] = min(cpu[mode][i], time.process_time() - c0)
                     res.append((bool(r["success"]), r["steps"]))
                 block[mode] = min(block[mode], time.perf_counter() - start)
                 outcomes[mode] = res
     runner.close()
-    return {"timings": {mode: sum(wall[mode]) for mode in MODES}, "cpu": {mode: sum(cpu[mode]) for mode in MODES},
+    return {"timings": {mode: sum(wall[mode]) for mode in modes}, "cpu": {mode: sum(cpu[mode]) for mode in modes},
             "block": block, "written": sum(written), "rounds": rounds,
             "same_outcomes": outcomes["plain"] == outcomes["runtime"] == outcomes["runtime+log"],
             "steps": sum(s for _, s in outcomes["runtime"]), "n": len(episodes)}
@@ -238,7 +185,6 @@ def rows(full: bool) -> list[dict]:
     and 3 (no verdict on the forkserver row) and 10 episodes for the overhead (full 30)."""
     w = bench_workers(None, 3 if full else 2, 7 if full else 3)
     o = bench_overhead(30 if full else 10)
-    ir = bench_instructions(6 if full else 2)
     t = o["timings"]
     sched = w[2]["schedule"]
     spread = statistics.stdev(w["walls_2"])
@@ -273,13 +219,6 @@ def rows(full: bool) -> list[dict]:
                  f"episode's best) is {o['written'] / t['plain']:.1%} of the plain loop's time, the rest the episode's "
                  f"recording and encoding; cpu time {o['cpu']['runtime+log'] / o['cpu']['plain']:.2f}x; best whole blocks "
                  f"{o['block']['runtime+log'] / o['block']['plain']:.2f}x; same outcomes: {o['same_outcomes']}"},
-        {"metric": f"instructions with logging vs plain loop, {ir['n'] if ir else 0} episodes (valgrind)",
-         "value": ir["runtime+log"] / ir["plain"] if ir else None, "unit": "x", "target": None,
-         "note": (f"the same work counted, not timed (cachegrind, PYTHONHASHSEED=0): the machine's speed and load "
-                  f"do not move it; without logging {ir['runtime'] / ir['plain']:.3f}x; plain loop "
-                  f"{ir['plain']:,} instructions beside a set-up of {ir['setup']:,}. The time row above also pays "
-                  f"what a count leaves out (cache misses and other stalls)" if ir else
-                  "valgrind is not installed (Debian: apt-get install valgrind): nothing counted")},
     ]
 
 
