@@ -194,22 +194,27 @@ def certification_plan(executor, graph_dir: Path, *, rerun_tier: str, rerun_cap:
     return plan
 
 
+def _pinned_path(graph: dict) -> str | None:
+    """The path of the inference profile the graph pins, or None when it pins none."""
+    pinned = graph.get("model_profile")
+    return pinned["path"] if isinstance(pinned, dict) and pinned.get("path") else None
+
+
 def _pinned_profile(graph: dict, graph_dir: Path):
     """The graph's pinned inference profile; None when it pins none or it cannot be read."""
-    pinned = graph.get("model_profile")
-    if not isinstance(pinned, dict) or not pinned.get("path"):
+    path = _pinned_path(graph)
+    if path is None:
         return None
     from harness.models.profile import load_profile, resolve_profile_path
 
     try:
-        return load_profile(resolve_profile_path(pinned["path"], graph_dir))
+        return load_profile(resolve_profile_path(path, graph_dir))
     except (UserError, OSError):
         return None
 
 
 def _price_per_token(graph: dict, graph_dir: Path) -> float | None:
-    pinned = graph.get("model_profile")
-    if not isinstance(pinned, dict) or not pinned.get("path"):
+    if _pinned_path(graph) is None:
         return 0.0
     profile = _pinned_profile(graph, graph_dir)
     if profile is None:
