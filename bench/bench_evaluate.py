@@ -13,13 +13,16 @@
    stands out of the tier's own noise.
    The cold forkserver start (a run's first command, an `experiment run`) is
    printed beside it.
-2. The same agent run three ways in this process on the same episodes: the
+2. The same agent run four ways in this process on the same episodes: the
    node objects called in a plain Python loop (no runtime), the canvas
-   runtime without logging, and the canvas runtime with per-firing logging
-   written as JSONL (every port value in full): wall times (each episode's
-   best over interleaved rounds, summed; see `bench_overhead`) and ratios
-   (target: logged runtime <= 1.1x the plain loop), with the share of the
-   logged time spent writing the file (`write_jsonl`) beside them.
+   runtime without logging, the canvas runtime with per-firing logging
+   written as JSONL (every port value in full), and the runtime with the
+   floor of any JSON log in its place (`BareDumpLog`: one orjson call per
+   firing over its ports, arrays as a copy of their bytes, no line format,
+   no sharing, nothing written): wall times (each episode's best over
+   interleaved rounds, summed; see `bench_overhead`) and ratios (target:
+   logged runtime <= 1.1x the plain loop), with the share of the logged time
+   spent writing the file (`write_jsonl`) beside them.
 Figures are printed side by side; nothing is asserted.
 """
 
@@ -126,8 +129,30 @@ def plain_episode(runner, graph: dict, episode: dict) -> dict:
     return {"steps": steps, **sim.result()}
 
 
+def bare_dump_log():
+    """An episode log reduced to the floor of any JSON log: each firing's ports go through one
+    orjson call (arrays as a copy of their bytes, kept); no line format, no sharing, nothing
+    written. What the runtime costs with it is what the real log cannot go below."""
+    import orjson
+
+    from harness.canvas.episode_log import EpisodeLog
+
+    class BareDumpLog(EpisodeLog):
+        def _encode(self, node, node_type, tick, inputs, outputs, duration_s, *rest):
+            self._firings.append(orjson.dumps((node, tick, inputs, outputs, duration_s), self._bytes_of))
+
+        def _bytes_of(self, o):
+            self._array_lines.append(o.tobytes())
+            return len(self._array_lines)
+
+        def write_jsonl(self, path):
+            self.flush()
+
+    return BareDumpLog()
+
+
 def bench_overhead(n_episodes: int, rounds: int = 5) -> dict:
-    """The three modes on the same episodes, each round running every mode's whole block of
+    """The four modes on the same episodes, each round running every mode's whole block of
     episodes (as a worker runs them), rounds interleaved with the modes' order alternating. Each
     episode's time is its minimum over the rounds, and a mode's figure their sum: the machine may
     be shared, and its disturbances, short against a round of blocks, seldom spare a whole block
@@ -143,7 +168,7 @@ def bench_overhead(n_episodes: int, rounds: int = 5) -> dict:
     runner = GraphRunner(graph, candidate_dir=SEED)
     for ep in episodes[:2]:  # warm up imports and caches
         runner.run_episode(ep)
-    modes = ("plain", "runtime", "runtime+log")
+    modes = ("plain", "runtime", "runtime+log", "runtime+floor")
     wall = {mode: [math.inf] * len(episodes) for mode in modes}
     cpu = {mode: [math.inf] * len(episodes) for mode in modes}  # process time: what a loaded machine's wall time hides
     block = dict.fromkeys(modes, math.inf)
@@ -160,6 +185,10 @@ def bench_overhead(n_episodes: int, rounds: int = 5) -> dict:
                         r = plain_episode(runner, graph, ep)
                     elif mode == "runtime":
                         r = runner.run_episode(ep)
+                    elif mode == "runtime+floor":
+                        log = bare_dump_log()
+                        r = runner.run_episode(ep, log)
+                        log.write_jsonl(None)
                     else:
                         log = EpisodeLog()
                         r = runner.run_episode(ep, log)
@@ -175,7 +204,7 @@ def bench_overhead(n_episodes: int, rounds: int = 5) -> dict:
     runner.close()
     return {"timings": {mode: sum(wall[mode]) for mode in modes}, "cpu": {mode: sum(cpu[mode]) for mode in modes},
             "block": block, "written": sum(written), "rounds": rounds,
-            "same_outcomes": outcomes["plain"] == outcomes["runtime"] == outcomes["runtime+log"],
+            "same_outcomes": all(outcomes[mode] == outcomes["plain"] for mode in modes),
             "steps": sum(s for _, s in outcomes["runtime"]), "n": len(episodes)}
 
 
@@ -218,7 +247,9 @@ def rows(full: bool) -> list[dict]:
                  f"of the time logging adds, writing the file (`write_jsonl`: the lines made and written, each "
                  f"episode's best) is {o['written'] / t['plain']:.1%} of the plain loop's time, the rest the episode's "
                  f"recording and encoding; cpu time {o['cpu']['runtime+log'] / o['cpu']['plain']:.2f}x; best whole blocks "
-                 f"{o['block']['runtime+log'] / o['block']['plain']:.2f}x; same outcomes: {o['same_outcomes']}"},
+                 f"{o['block']['runtime+log'] / o['block']['plain']:.2f}x; same outcomes: {o['same_outcomes']}; the floor of "
+                 f"any JSON log (one orjson call per firing, see bench_evaluate.py's doc) "
+                 f"{t['runtime+floor'] / t['plain']:.2f}x"},
     ]
 
 
@@ -252,12 +283,12 @@ def main() -> None:
     print(f"\n== runtime overhead, {o['n']} search episodes, {o['steps']} simulator steps, one process, "
           f"each episode's best of {o['rounds']} interleaved rounds ==")
     print(f"{'mode':>14} {'wall s':>8} {'vs plain':>9} {'steps/s':>9}")
-    for mode in ("plain", "runtime", "runtime+log"):
+    for mode in ("plain", "runtime", "runtime+log", "runtime+floor"):
         print(f"{mode:>14} {t[mode]:>8.3f} {t[mode] / t['plain']:>8.2f}x {o['steps'] / t[mode]:>9.0f}")
     print(f"canvas runtime with logging vs plain loop: {t['runtime+log'] / t['plain']:.2f}x   (target <= 1.10x); "
           f"cpu time {o['cpu']['runtime+log'] / o['cpu']['plain']:.2f}x; writing the file "
           f"{o['written'] / t['plain']:.1%} of the plain loop's time")
-    print(f"same outcomes in all three modes: {o['same_outcomes']}")
+    print(f"same outcomes in all four modes: {o['same_outcomes']}")
 
 
 if __name__ == "__main__":

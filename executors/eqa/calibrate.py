@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = calibrate(args.candidate, tier=args.tier, epsilon=args.epsilon, workers=args.workers)
     except UserError as exc:
-        print(json.dumps({"ok": False, "error": exc.message}))
+        print(json.dumps({"ok": False, "error": exc.message, "kind": type(exc).__name__}))
         return exc.exit_code
     print(json.dumps(result))
     return 0

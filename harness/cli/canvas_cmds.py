@@ -77,7 +77,7 @@ def validate_cmd(graphs, candidate_dir, pinned_profile, as_json):
         try:
             report, problems = validate_file(graph, candidate_dir, pinned_profile)
         except UserError as exc:
-            results.append({"ok": False, "graph": str(graph), "error": exc.message})
+            results.append({"ok": False, "graph": str(graph), "error": exc.message, "kind": type(exc).__name__})
             texts.append(f"error: {exc.message}")
             worst = max(worst, exc.exit_code)
             continue

@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 import click
 
 from harness.errors import UserError
+from harness.fileio import InputError
 
 __all__ = ["JSON_OPTION", "RUNS_DIR_OPTION", "RUN_ARGUMENT", "STAGING_ARGUMENT", "UserError", "emit", "fail",
            "handled", "lines_of", "progress_say", "rounded"]
@@ -66,7 +67,7 @@ def lines_of(payload: dict[str, Any]) -> str:
 def fail(error: UserError, as_json: bool) -> NoReturn:
     """Report a UserError the way the output mode asks for and exit."""
     if as_json:
-        body: dict[str, Any] = {"ok": False, "error": error.message}
+        body: dict[str, Any] = {"ok": False, "error": error.message, "kind": type(error).__name__}
         if error.details is not None:
             body["details"] = error.details
         click.echo(json.dumps(body, default=str))
@@ -86,9 +87,9 @@ def handled(command):
         except UserError as error:
             fail(error, as_json)
         except FileNotFoundError as error:
-            fail(UserError(f"{error.filename or error}: not found; check the path"), as_json)
+            fail(InputError(f"{error.filename or error}: not found; check the path"), as_json)
         except (OSError, json.JSONDecodeError) as error:
-            fail(UserError(f"{type(error).__name__}: {error}; check the file and its permissions"), as_json)
+            fail(InputError(f"{type(error).__name__}: {error}; check the file and its permissions"), as_json)
 
     return wrapper
 

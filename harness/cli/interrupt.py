@@ -114,7 +114,7 @@ def _stopped(exc: KeyboardInterrupt, resume: str, as_json: bool):
             f"had started (workers, forkserver, resource tracker){kept}; {resume}")
     click.echo(line, err=True)
     if as_json:
-        click.echo(json.dumps({"ok": False, "error": line, "interrupted": name}))
+        click.echo(json.dumps({"ok": False, "error": line, "kind": "Interrupted", "interrupted": name}))
     sys.exit(128 + signum)
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from harness.errors import UserError
 from harness.fileio import write_json_atomic
+from harness.rundir.lock import RunBusy
 from harness.rundir.records import now_iso
 
 
@@ -69,7 +69,7 @@ class InitInProgress:
             self.lock.acquire()
         except Timeout:
             other = running(self.info.parent, self.run_id)
-            raise UserError((describe(other) if other else f"another `architect init` of run {self.run_id!r} holds "
+            raise RunBusy((describe(other) if other else f"another `architect init` of run {self.run_id!r} holds "
                              f"{self.lock.lock_file}") + "; wait for it (`architect status "
                             f"{self.run_id}`) or stop that process", exit_code=3) from None
         started = now_iso()

@@ -87,6 +87,10 @@ class RunPaths:
         return self.staging / (f"{iteration}-{slot}" if slot else str(iteration))
 
 
+class RunMissing(UserError, LookupError):
+    """No run folder, and no run id under the runs folder, at the reference given."""
+
+
 def resolve_run(ref: str | os.PathLike, runs_dir: str | os.PathLike | None = None) -> RunPaths:
     """RUN is a path to a run folder or a run id under the runs directory."""
     candidate = Path(ref)
@@ -96,7 +100,7 @@ def resolve_run(ref: str | os.PathLike, runs_dir: str | os.PathLike | None = Non
             candidate = by_id / str(ref)
         else:
             _refuse_initializing(by_id, str(ref))
-            raise UserError(
+            raise RunMissing(
                 f"no run at {ref!r}: expected a run folder holding manifest.json or a run id under {by_id}/ "
                 f"(the runs folder: --runs-dir, else $ARCHITECT_RUNS_DIR, else ./runs); create it with "
                 f"`architect init VARIANT EXECUTOR --run-id {ref}` (a SHAPER run: `architect shaper init SEED "
@@ -115,10 +119,11 @@ def _runs_there(runs_dir: Path, shown: int = 20) -> str:
 
 def _refuse_initializing(runs_dir: Path, run_id: str) -> None:
     from harness.rundir import init_progress
+    from harness.rundir.lock import RunBusy
 
     if RUN_ID_PATTERN.match(run_id) and (record := init_progress.running(runs_dir, run_id)) is not None:
-        raise UserError(init_progress.describe(record) + "; it is not a run until iteration 0 is committed: "
-                        f"wait (`architect status {run_id}` shows what it is doing), do not init it again")
+        raise RunBusy(init_progress.describe(record) + "; it is not a run until iteration 0 is committed: "
+                        f"wait (`architect status {run_id}` shows what it is doing), do not init it again", exit_code=3)
 
 
 def resolve_staging(paths: RunPaths, staging: str | os.PathLike) -> Path:

@@ -55,13 +55,13 @@ def test_a_running_init_is_reported_and_a_second_init_refuses_at_once(tmp_path: 
         started = time.monotonic()
         second = cli("init", "random", "babyai", "--run-id", "busy", "--runs-dir", str(runs), *SMALL, ok=False)
         assert time.monotonic() - started < 20  # refused before any evaluation, not after a whole duplicate one
-        assert second["_exit_code"] != 0 and f"pid {holder.pid}" in second["error"]
+        assert second["_exit_code"] != 0 and f"pid {holder.pid}" in second["error"] and second["kind"] == "RunBusy"
         assert not (runs / "busy").exists()
     finally:
         holder.kill()
         holder.wait()
     gone = cli("status", "busy", "--runs-dir", str(runs), ok=False)
-    assert gone["_exit_code"] != 0 and gone["error"].startswith("no run at")
+    assert gone["_exit_code"] != 0 and gone["error"].startswith("no run at") and gone["kind"] == "RunMissing"
 
 
 def test_init_leaves_no_progress_files_behind(tmp_path: Path):

@@ -68,6 +68,7 @@ def test_skill_command_prints_one_json_object_and_says_what_next(skill, line, em
         assert payload.get("ok") is True, f"{skill}: `{line}` printed no `ok`: {sorted(payload)}"
         return
     assert payload["ok"] is False and payload["error"]
+    assert payload.get("kind", "").isidentifier(), f"{skill}: `{line}` fails without an error kind: {sorted(payload)}"
     assert NEXT_STEP.search(payload["error"]), f"{skill}: `{line}` fails without saying what to do: {payload['error']}"
 
 
