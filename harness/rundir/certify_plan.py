@@ -58,7 +58,7 @@ def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episode
     plan = {
         "best": best, "best_is_baseline": best == 0, "episode_mode": episodes,
         "reruns": {"tier": rerun_tier, "episodes": len(rerun_specs), "times": reruns, "draws": draws,
-                   "draws_max": draws_max,
+                   "draws_max": draws_max, "draws_rule": _draws_rule(episodes, reruns, draws, draws_max),
                    "tier_rule": "the executor profile's rerun_tier, else the run's performance tier; "
                                 "--rerun-episodes, else the run's --eval-episodes cap, applies"},
         "holdout": {"tier": holdout, "episodes": len(holdout_specs)},
@@ -78,6 +78,22 @@ def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episode
     return plan
 
 
+def _draws_rule(mode: str, reruns: int, draws: int, draws_max: int) -> str:
+    """Why each candidate is rerun `draws` (to `draws_max`) times under this episode mode."""
+    def n(k: int) -> str:
+        return f"{k} draw" + ("s" if k != 1 else "")
+
+    if mode == "fresh":
+        return f"--episodes fresh: {n(reruns)} on fresh episodes"
+    kept = f", the first {reruns} reported" if draws > reruns else ""
+    if mode == "tier":
+        return f"--episodes tier: {n(draws)} of the tier's episodes (at least two{kept})"
+    return (f"--episodes auto: 2 draws of the tier's episodes first (the determinism probe); when both agents repeat "
+            f"themselves there, the report takes {n(reruns)} on fresh episodes instead ({draws_max} in all, the "
+            f"probe's kept apart), "
+            f"otherwise {n(draws)} of the tier's episodes in all{kept}")
+
+
 def render(plan: dict) -> str:
     r, h = plan["reruns"], plan["holdout"]
     cost = f"${plan['cost_usd_max']:.4f}" if plan["cost_usd_max"] is not None else "unknown (no readable profile)"
@@ -91,7 +107,8 @@ def render(plan: dict) -> str:
     lines = [
         f"{head}; episodes {plan['episode_mode']}:",
         f"reruns: {r['draws']}" + (f" to {r['draws_max']}" if r["draws_max"] != r["draws"] else "")
-        + f" x {r['episodes']} episodes of tier {r['tier']} each ({r['tier_rule']}), {workers['reruns']} at once",
+        + f" x {r['episodes']} episodes of tier {r['tier']} each ({r['tier_rule']}), {workers['reruns']} at once; "
+        + r["draws_rule"],
         f"holdout: {h['episodes']} episodes of the sealed tier {h['tier']} each, {workers['holdout']} at once",
         f"at most {plan['episodes_max']} episodes, {plan['model_calls_max']} model calls, {plan['tokens_max']} "
         f"tokens, cost {cost}, {plan['wall_seconds_max']} s ({plan['note']})",

@@ -37,6 +37,18 @@ def test_dry_run_counts_what_certify_would_run(run_dir):
     assert git(run_dir, "rev-parse", "HEAD") == head and not (run_dir / "certification.json").exists()
 
 
+def test_dry_run_says_why_each_candidate_is_drawn_that_many_times(run_dir):
+    one = cli("certify", str(run_dir), "--dry-run", "--reruns", "1")  # auto: the probe's two, then one fresh
+    assert (one["reruns"]["draws"], one["reruns"]["draws_max"]) == (2, 3)
+    rule = one["reruns"]["draws_rule"]
+    assert "determinism probe" in rule and "takes 1 draw on fresh episodes instead (3 in all" in rule
+    assert "2 draws of the tier's episodes in all, the first 1 reported" in rule
+    tier = cli("certify", str(run_dir), "--dry-run", "--reruns", "3", "--episodes", "tier")["reruns"]["draws_rule"]
+    assert tier.startswith("--episodes tier: 3 draws") and "reported" not in tier
+    text = CliRunner().invoke(main, ["certify", str(run_dir), "--dry-run", "--reruns", "1"]).output
+    assert rule in text
+
+
 def test_dry_run_counts_a_best_apart_from_the_baseline_and_times_each_evaluation_on_its_workers(
         run_dir, monkeypatch):
     import os
