@@ -197,14 +197,16 @@ def certify_cmd(run, reruns, holdout_episodes, rerun_episodes, episodes, fresh_s
         opened = Run(resolve_run(run, runs_dir))
         opened.rerun_episodes = rerun_episodes
         plan = certify_plan(opened, reruns=reruns, holdout_episodes=holdout_episodes, episodes=mode)
-        return emit(dict(plan, ok=True, dry_run=True), as_json, render(plan))
+        text = render(plan)
+        return emit(dict(plan, ok=True, dry_run=True, text=text), as_json, text)
     from harness.rundir.certify import certify, render
     from harness.rundir.run import open_run
 
     with open_run(run, runs_dir) as opened:
         opened.rerun_episodes = rerun_episodes
         record = certify(opened, reruns=reruns, holdout_episodes=holdout_episodes, episodes=mode, progress=True)
-    emit(rounded(record), as_json, render(record))
+    text = render(record)
+    emit(dict(rounded(record), text=text), as_json, text)  # (`text`: the lines the human output prints)
 
 
 def register(main: click.Group) -> None:

@@ -46,7 +46,7 @@ def test_dry_run_says_why_each_candidate_is_drawn_that_many_times(run_dir):
     tier = cli("certify", str(run_dir), "--dry-run", "--reruns", "3", "--episodes", "tier")["reruns"]["draws_rule"]
     assert tier.startswith("--episodes tier: 3 draws") and "reported" not in tier
     text = CliRunner().invoke(main, ["certify", str(run_dir), "--dry-run", "--reruns", "1"]).output
-    assert rule in text
+    assert rule in text and one["text"] == text.rstrip("\n")
 
 
 def test_dry_run_counts_a_best_apart_from_the_baseline_and_times_each_evaluation_on_its_workers(
@@ -163,4 +163,7 @@ def test_rerun_episodes_caps_each_rerun_in_the_dry_run_and_the_certification(run
     record = cli("certify", str(run_dir), "--reruns", "1", "--holdout-episodes", "2", "--rerun-episodes", "2",
                  "--episodes", "tier")
     assert record["reruns"]["episodes"] == 2 and record["reruns"]["tier"] == whole["reruns"]["tier"]
-    assert json.loads((run_dir / "certification.json").read_text())["reruns"]["episodes"] == 2
+    kept = json.loads((run_dir / "certification.json").read_text())
+    assert kept["reruns"]["episodes"] == 2
+    # --json also gives the human output's lines (the reruns' and the holdout's), which the file does not keep
+    assert "holdout" in record["text"] and "reruns" in record["text"] and "text" not in kept
