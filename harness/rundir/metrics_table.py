@@ -78,8 +78,13 @@ def metrics_table(metrics: dict, label: str, base: dict | None = None, base_labe
 
     levels = {level: aggregate([r for r in rows if r["level"] == level])
               for level in sorted({r["level"] for r in rows})}
-    table = {"label": label, "vs": base_label, "metrics": columns, "episodes": rows, "levels": levels,
-             "all": aggregate(rows)}
+    primary = (metrics.get("primary") or {}).get("metric")
+    column = "success" if primary is None or primary in SUCCESS_NAMES else f"metrics.{primary}"
+    table = {"label": label, "vs": base_label,
+             "primary": {"metric": primary, "column": column,
+                         "note": f"the primary metric{f' ({primary})' if primary else ''} is each episode's "
+                                 + ("`success` (its mean: `success_rate`)" if column == "success" else f"`{column}`")},
+             "metrics": columns, "episodes": rows, "levels": levels, "all": aggregate(rows)}
     if base is not None:
         table["only_vs"] = len({str(r["episode_id"]) for r in base.get("episodes") or []}
                                - {r["episode_id"] for r in rows})

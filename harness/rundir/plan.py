@@ -114,8 +114,13 @@ def iteration_plan(graph_dir: Path, executor, *, smoke_tier: str, performance_ti
                        "workers": slots}
     bounds = budget_bounds(graph_dir, evaluations)
     measured = measured_time(graph_dir, (performance_tier, smoke_tier), [(len(e), s) for e, _, s in evaluations])
+    unmeasured = None if measured else (
+        f"no episode of this candidate is cached yet, so the time above is only the budgets' bound: "
+        f"`architect experiment run {graph_dir} --tier {smoke_tier} --json` runs its {tiers['smoke']['episodes']} "
+        f"smoke episodes (the run reuses them), and this dry run then estimates the time from them")
     return {
         "measured": measured,
+        "unmeasured": unmeasured,
         "tiers": tiers,
         "episodes": bounds["episodes"],
         "model_calls_max": bounds["model_calls_max"],
@@ -252,7 +257,7 @@ def render(plan: dict) -> str:
             + ", ".join(f"{k} {t['workers']} at once" for k, t in plan["tiers"].items() if "workers" in t)
             + f")\n({plan['note']})"
             + (f"\ntime, measured: about {plan['measured']['wall_seconds_estimate']} s ({plan['measured']['note']})"
-               if plan.get("measured") else "")
+               if plan.get("measured") else f"\ntime, measured: {plan['unmeasured']}" if plan.get("unmeasured") else "")
             + (f"\ncertification: {c['episodes']} episodes ({c['reruns']} reruns x 2 of {c['rerun_episodes']} on "
                f"{c['rerun_tier']}, 2 x {c['holdout_episodes']} on the holdout {c['holdout_tier']}"
                + (f"; about {c['wall_seconds_estimate']} s by the measured time" if "wall_seconds_estimate" in c else "")

@@ -112,6 +112,7 @@ def test_episodes_metrics_table_lists_every_episode_with_per_level_aggregates(ru
     assert table["vs"] is None and "failures" in view          # the usual view stays, the table is added
     assert table["metrics"] == [{"name": "steps", "direction": "lower"}, {"name": "reward", "direction": "higher"},
                                 {"name": "path_efficiency", "direction": "higher"}]   # babyai's, success aside
+    assert (table["primary"]["metric"], table["primary"]["column"]) == ("success_rate", "success")
     assert [r["episode_id"] for r in table["episodes"]] == [r["episode_id"] for r in metrics["episodes"]]
     for row, record in zip(table["episodes"], metrics["episodes"]):
         assert (row["level"], row["success"]) == (record["level"], record["success"])

@@ -95,7 +95,8 @@ def test_dry_run_estimates_time_from_the_cached_episode_times_and_counts_certifi
     monkeypatch.setenv("ARCHITECT_CACHE_DIR", str(tmp_path / "cache"))
     runs = str(tmp_path / "runs")
     before = cli("init", "random", "babyai", "--dry-run", *SMALL, "--runs-dir", runs)
-    assert before["measured"] is None  # nothing measured yet: only the upper bound
+    assert before["measured"] is None  # nothing measured yet: only the upper bound, and how to measure
+    assert "`architect experiment run " in before["unmeasured"] and "--tier smoke --json`" in before["unmeasured"]
     certification = before["certification"]
     assert certification["rerun_episodes"] == 3 and certification["holdout_tier"] == "holdout"
     assert certification["episodes"] == 2 * 3 * 3 + 2 * certification["holdout_episodes"]
@@ -104,6 +105,7 @@ def test_dry_run_estimates_time_from_the_cached_episode_times_and_counts_certifi
     metrics = json.loads((Path(made["run"]) / "iterations/0/eval/metrics.json").read_text())
     after = cli("init", "random", "babyai", "--dry-run", *SMALL, "--runs-dir", runs)
     measured = after["measured"]
+    assert after["unmeasured"] is None
     assert measured["tier"] == "search" and measured["from_episodes"] == 3
     assert measured["seconds_per_episode"] == pytest.approx(
         statistics.fmean(r["wall_seconds"] for r in metrics["episodes"]), abs=1e-3)
