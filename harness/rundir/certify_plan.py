@@ -90,8 +90,7 @@ def _draws_rule(mode: str, reruns: int, draws: int, draws_max: int) -> str:
         return f"--episodes tier: {n(draws)} of the tier's episodes (at least two{kept})"
     return (f"--episodes auto: 2 draws of the tier's episodes first (the determinism probe); when both agents repeat "
             f"themselves there, the report takes {n(reruns)} on fresh episodes instead ({draws_max} in all, the "
-            f"probe's kept apart), "
-            f"otherwise {n(draws)} of the tier's episodes in all{kept}")
+            f"probe's kept apart), otherwise {n(draws)} of the tier's episodes in all{kept}")
 
 
 def render(plan: dict) -> str:

@@ -70,8 +70,8 @@ class InitInProgress:
         except Timeout:
             other = running(self.info.parent, self.run_id)
             raise RunBusy((describe(other) if other else f"another `architect init` of run {self.run_id!r} holds "
-                             f"{self.lock.lock_file}") + "; wait for it (`architect status "
-                            f"{self.run_id}`) or stop that process", exit_code=3) from None
+                           f"{self.lock.lock_file}") + "; wait for it (`architect status "
+                          f"{self.run_id}`) or stop that process", exit_code=3) from None
         started = now_iso()
         self.record = {"run_id": self.run_id, "pid": os.getpid(), "folder": str(self.folder), "started": started,
                        "updated": started, "doing": "starting"}

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import UserError
+from harness.rundir.lock import RunBusy
 
 RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 SLOTS_DIR = "slots"  # KDLoop slots that lost to the one committed, archived (harness.rundir.commit)
@@ -119,11 +120,10 @@ def _runs_there(runs_dir: Path, shown: int = 20) -> str:
 
 def _refuse_initializing(runs_dir: Path, run_id: str) -> None:
     from harness.rundir import init_progress
-    from harness.rundir.lock import RunBusy
 
     if RUN_ID_PATTERN.match(run_id) and (record := init_progress.running(runs_dir, run_id)) is not None:
         raise RunBusy(init_progress.describe(record) + "; it is not a run until iteration 0 is committed: "
-                        f"wait (`architect status {run_id}` shows what it is doing), do not init it again", exit_code=3)
+                      f"wait (`architect status {run_id}` shows what it is doing), do not init it again", exit_code=3)
 
 
 def resolve_staging(paths: RunPaths, staging: str | os.PathLike) -> Path:
