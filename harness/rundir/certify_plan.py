@@ -80,6 +80,8 @@ def certify_plan(run: Run, *, reruns: int, holdout_episodes: int | None, episode
 
 def _draws_rule(mode: str, reruns: int, draws: int, draws_max: int) -> str:
     """Why each candidate is rerun `draws` (to `draws_max`) times under this episode mode."""
+    from harness.rundir.certify import PROBE_DRAWS
+
     def n(k: int) -> str:
         return f"{k} draw" + ("s" if k != 1 else "")
 
@@ -87,9 +89,9 @@ def _draws_rule(mode: str, reruns: int, draws: int, draws_max: int) -> str:
         return f"--episodes fresh: {n(reruns)} on fresh episodes"
     kept = f", the first {reruns} reported" if draws > reruns else ""
     if mode == "tier":
-        return f"--episodes tier: {n(draws)} of the tier's episodes (at least two{kept})"
-    return (f"--episodes auto: 2 draws of the tier's episodes first (the determinism probe); when both agents repeat "
-            f"themselves there, the report takes {n(reruns)} on fresh episodes instead ({draws_max} in all, the "
+        return f"--episodes tier: {n(draws)} of the tier's episodes (at least {PROBE_DRAWS}{kept})"
+    return (f"--episodes auto: {n(PROBE_DRAWS)} of the tier's episodes first (the determinism probe); when both "
+            f"agents repeat themselves there, the report takes {n(reruns)} on fresh episodes instead ({draws_max} in all, the "
             f"probe's kept apart), otherwise {n(draws)} of the tier's episodes in all{kept}")
 
 
