@@ -12,6 +12,9 @@ import click
 from harness.cli.conventions import JSON_OPTION, RUNS_DIR_OPTION, UserError, emit, handled, rounded
 from harness.cli.interrupt import interruptible
 
+JSON_TRACE_MAX_BYTES = 30_000  # (Claude Code's Bash tool shows 30,000 characters of a command's output)
+TRACE_MAX_BYTES = 5_000_000
+
 CONFIDENCE_OPTION = click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
                                  help="Confidence of the paired tests and intervals.")
 
@@ -73,9 +76,10 @@ def episodes_cmd(run, iteration, vs, per_episode, confidence, runs_dir, as_json)
 @click.option("--arrays", type=click.Choice(["full", "shape"]), default="full", show_default=True,
               help="shape: each array as its dtype and shape only, its bytes (base64) left out; "
                    "--tick T renders the state instead.")
-@click.option("--max-bytes", type=click.IntRange(min=0), default=5_000_000, show_default=True,
+@click.option("--max-bytes", type=click.IntRange(min=0), default=None,
               help="Refuse a trace whose shown ticks pass this many bytes of JSON, saying how to narrow it "
-                   "(0: no limit).")
+                   f"(0: no limit; default {JSON_TRACE_MAX_BYTES:,} with --json, what a coding agent's tool shows "
+                   f"of one command's output, else {TRACE_MAX_BYTES:,}).")
 @click.option("--vs", "vs", default=None, metavar="ITER",
               help="Also find where this episode's trace departs from ITER's (first tick, first node firing).")
 @click.option("--html", "html", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -94,7 +98,8 @@ def episode_cmd(run, iteration, episode, tick, tick_range, nodes, arrays, max_by
     (values stay whole); --arrays shape leaves the arrays' bytes out. The JSON's
     `ticks_total` and `size` (ticks, firings, bytes shown and unfiltered) say
     what was left out. A trace larger than --max-bytes is refused with its
-    size and the ways to narrow it.
+    size, each node's share and the ways to narrow it (with --json the limit is
+    what a coding agent's tool shows of one output).
     """
     from harness.rundir.evidence import episode_view, render_episode
     from harness.rundir.layout import resolve_run
@@ -104,6 +109,12 @@ def episode_cmd(run, iteration, episode, tick, tick_range, nodes, arrays, max_by
     executor = read_record("manifest", paths.manifest)["executor"]
     if tick is not None and tick_range is not None:
         raise UserError("give --tick or --ticks, not both")
+    if html is not None:
+        from harness.report.write import check_viewer_path
+
+        check_viewer_path(html)
+    if max_bytes is None:
+        max_bytes = JSON_TRACE_MAX_BYTES if as_json else TRACE_MAX_BYTES
     view = episode_view(paths, iteration, episode, tick, vs, executor, tick_range=_tick_range(tick_range),
                         nodes=tuple(nodes), arrays=arrays, max_bytes=max_bytes)
     text = render_episode(view)

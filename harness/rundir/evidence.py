@@ -188,7 +188,7 @@ def episode_view(paths: RunPaths, ref: str | int, episode: str, tick: int | None
 def _too_large(episode_id: str, label: str, shown: list[dict], firings: list[dict], size: int, max_bytes: int,
                arrays: str) -> str:
     """The refusal of a trace larger than `max_bytes`: what would make it smaller."""
-    from harness.evaluation.trace import array_shapes
+    from harness.evaluation.trace import array_shapes, simulator_nodes
 
     ways = []
     if arrays == "full":
@@ -196,10 +196,27 @@ def _too_large(episode_id: str, label: str, shown: list[dict], firings: list[dic
         if shapes < size:
             ways.append(f"--arrays shape ({shapes:,} bytes: the arrays' bytes left out)")
     last = max((f["tick"] for f in firings), default=0)
-    ways += [f"--ticks A:B (it has ticks 0..{last}, about {size // max(len(shown), 1):,} bytes each)",
-             f"--node NAME (its nodes: {', '.join(sorted({f['node'] for f in firings}))})"]
+    per_tick = size // max(len(shown), 1)
+    fit = max_bytes // max(per_tick, 1)
+    fits = "not one tick fits, so add --node" if fit == 0 else f"about {fit:,} tick{'s' * (fit > 1)} fit{'s' * (fit == 1)}"
+    ways += [f"--ticks A:B (it has ticks 0..{last}, about {per_tick:,} bytes each: {fits})",
+             "--node NAME, repeatable (bytes of each one's outputs over these ticks: "
+             + ", ".join(f"{name} {n:,}" for name, n in _bytes_by_node(shown, simulator_nodes(firings)))
+             + "; the observation comes only with a simulator node)"]
     return (f"the trace of {episode_id} ({label}) is {size:,} bytes, over --max-bytes {max_bytes:,}: narrow it with "
             + "; ".join(ways) + "; or give --max-bytes 0 for no limit")
+
+
+def _bytes_by_node(shown: list[dict], sims: set[str]) -> list[tuple[str, int]]:
+    """Each node's share of the shown ticks' JSON, largest first: a simulator node's is the
+    observation (its outputs) and the actions."""
+    sizes: dict[str, int] = dict.fromkeys(sorted(sims), 0)
+    for tick in shown:
+        for sim in sims:
+            sizes[sim] += len(json.dumps([tick.get("observation"), tick.get("actions")], default=str))
+        for node in tick["nodes"]:
+            sizes[node["node"]] = sizes.get(node["node"], 0) + len(json.dumps(node, default=str))
+    return sorted(sizes.items(), key=lambda item: -item[1])
 
 
 def narrow_ticks(every: list[dict], firings: list[dict], tick_range: tuple[int | None, int | None] | None,

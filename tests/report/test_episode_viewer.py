@@ -154,7 +154,7 @@ def test_episode_html_writes_one_viewer_with_every_firing_in_full(report_run, tm
     log, record = _log(report_run, 1)
     target = tmp_path / "one.html"
     code, out = architect_json("episode", str(report_run), "1", record["episode_id"], "--vs", "0",
-                               "--html", str(target))
+                               "--html", str(target), "--max-bytes", "0")
     assert code == 0 and out["html"] == str(target.resolve())
     (data,) = _replay_data(target.read_text())
     child = data["sides"][1]

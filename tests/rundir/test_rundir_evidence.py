@@ -59,7 +59,7 @@ def test_race_then_episodes_and_episode_views_agree_with_the_records(run_dir: Pa
     assert view["metrics"]["success_rate"]["verdict"] == view["verdict"]
 
     episode = next(iter(child))
-    trace = cli("episode", str(run_dir), "1", episode, "--vs", "0")
+    trace = cli("episode", str(run_dir), "1", episode, "--vs", "0", "--max-bytes", "0")
     assert trace["episode_id"] == episode and trace["ticks"][0]["tick"] == 0
     point = trace["vs"]["divergence"]
     assert point is None or point["node"] == "explore"
