@@ -68,8 +68,20 @@ def salvage(path: Path) -> tuple[dict, str | None]:
     return meta, problem
 
 
+class _FrontMatterDumper(yaml.SafeDumper):
+    """Puts a string holding `: ` or ` #` in double quotes, the form the proposer's skill asks for."""
+
+
+def _string(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = '"' if ": " in value or " #" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_FrontMatterDumper.add_representer(str, _string)
+
+
 def write(path: Path, meta: dict, body: str) -> None:
-    front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True).strip()
+    front = yaml.dump(meta, Dumper=_FrontMatterDumper, sort_keys=False, allow_unicode=True).strip()
     write_text_atomic(path, f"---\n{front}\n---\n{body}")
 
 

@@ -102,6 +102,16 @@ def test_proposal_front_matter_round_trip_and_problems(tmp_path):
     assert proposal.problems(path)[0]["hint"] is None  # never closed: not a quoting matter
 
 
+def test_written_front_matter_double_quotes_what_the_proposer_is_told_to(tmp_path):
+    path = tmp_path / "proposal.md"
+    proposal.write(path, *proposal.template(4))
+    assert f'description: "{proposal.PLACEHOLDER}"' in path.read_text()  # the form an agent copies
+    tricky = 'swap the explorer: frontiers # then "stop" at 3\'s'
+    proposal.write(path, {"description": tricky, "axes": ["exploration"], "parent": 1}, "")
+    assert 'description: "swap the explorer' in path.read_text() and "axes:\n- exploration" in path.read_text()
+    assert proposal.read(path)[0]["description"] == tricky and proposal.problems(path) == []
+
+
 def test_second_process_gets_run_busy_with_the_holder_pid(tmp_path):
     lock = tmp_path / ".lock"
     script = textwrap.dedent(f"""
