@@ -153,16 +153,15 @@ def _fingerprint(paths) -> tuple:
     return tuple(out)
 
 
-def check_viewer_path(output: Path) -> Path:
-    """The `--html` path of one episode's viewer, refused unless it names an HTML file."""
-    output = Path(output)
-    _check_suffix(output, "--html", (".html", ".htm"), "the viewer is an HTML file (name it *.html)")
-    return output
+def check_viewer_path(output: Path) -> None:
+    """Refuse an `--html` path of one episode's viewer that does not name an HTML file."""
+    _check_suffix(Path(output), "--html", (".html", ".htm"), "the viewer is an HTML file (name it *.html)")
 
 
 def write_episode_html(paths: RunPaths, ref: str, episode: str, vs: str | None, executor: str, output: Path) -> Path:
-    """`architect episode RUN ITER EPISODE --html PATH [--vs ITER]`."""
-    output = check_viewer_path(output)
+    """`architect episode RUN ITER EPISODE --html PATH [--vs ITER]`; `output` has passed
+    `check_viewer_path` (the command checks it before reading the trace)."""
+    output = Path(output)
     child = side(locate(paths, ref), episode)
     parent = side(locate(paths, vs), str(child.record["episode_id"])) if vs is not None else None
     title = f"{paths.run_id} · {child.label} · episode {child.record['episode_id']}"

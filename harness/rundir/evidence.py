@@ -212,8 +212,9 @@ def _bytes_by_node(shown: list[dict], sims: set[str]) -> list[tuple[str, int]]:
     observation (its outputs) and the actions."""
     sizes: dict[str, int] = dict.fromkeys(sorted(sims), 0)
     for tick in shown:
+        simulated = len(json.dumps([tick.get("observation"), tick.get("actions")], default=str)) if sims else 0
         for sim in sims:
-            sizes[sim] += len(json.dumps([tick.get("observation"), tick.get("actions")], default=str))
+            sizes[sim] += simulated
         for node in tick["nodes"]:
             sizes[node["node"]] = sizes.get(node["node"], 0) + len(json.dumps(node, default=str))
     return sorted(sizes.items(), key=lambda item: -item[1])
